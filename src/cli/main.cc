@@ -1,0 +1,139 @@
+// berth's entry point: global flags, logging set-up, command dispatch, and the one place
+// where errors are printed (as runc does: to the log in its format, and as plain text on
+// stderr as well when the log goes to a file).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/commands.h"
+#include "util/file.h"
+
+namespace berth::cli {
+namespace {
+
+void out(const std::string& s) { (void)file::write_all(STDOUT_FILENO, s); }
+
+int fail(const Error& e) {
+  std::string msg = e.message();
+  log::error(msg);
+  if (!log::to_stderr()) (void)file::write_all(STDERR_FILENO, msg + "\n");
+  return 1;
+}
+
+std::string default_root() {
+  if (::geteuid() == 0) return "/run/berth";
+  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+  if (xdg && *xdg) return std::string(xdg) + "/berth";
+  return "/tmp/berth-" + std::to_string(::geteuid());
+}
+
+// Sets up logging from the global flags; errors here are printed to stderr as text.
+Result<GlobalOptions> globals_from(const ParsedFlags& f) {
+  GlobalOptions g;
+  g.root = f.get_string("root", default_root());
+  g.debug = f.get_bool("debug");
+  g.systemd_cgroup = f.get_bool("systemd-cgroup");
+  g.rootless = f.get_string("rootless", "auto");
+  g.criu = f.get_string("criu", "criu");
+  std::string fmt = f.get_string("log-format", "text");
+  if (fmt == "json") g.log_format = log::Format::kJson;
+  else if (fmt != "text") return Error::invalid_argument("invalid log-format: " + fmt);
+  g.log_path = f.get_string("log");
+  int fd = -1;
+  if (!g.log_path.empty() && g.log_path != "/dev/stderr") {
+    fd = ::open(g.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Error::sys(errno, "open log file " + g.log_path);
+  }
+  log::configure(fd, g.log_format, g.debug);
+  return g;
+}
+
+bool arg_count_ok(const CommandSpec& c, size_t n) {
+  switch (c.arg_rule) {
+    case ArgRule::kNone: return n == 0;
+    case ArgRule::kExactly: return n == static_cast<size_t>(c.arg_count);
+    case ArgRule::kMinimum: return n >= static_cast<size_t>(c.arg_count);
+    case ArgRule::kAny: return true;
+  }
+  return true;
+}
+
+std::string arg_count_error(const CommandSpec& c) {
+  const char* rule = c.arg_rule == ArgRule::kMinimum ? "a minimum of" : "exactly";
+  return "berth: \"" + c.name + "\" requires " + rule + " " + std::to_string(c.arg_count) + " argument(s)";
+}
+
+int run_command(const CommandSpec& cmd, GlobalOptions g, const std::vector<std::string>& argv) {
+  std::vector<FlagSpec> specs = cmd.flags;
+  specs.push_back(FlagSpec{{"help", "h"}, FlagType::kBool, "show help", "", false});
+  auto parsed = parse_flags(specs, argv, cmd.reorder);
+  if (!parsed) {
+    out("Incorrect Usage: " + parsed.error().message() + "\n\n" + command_help(cmd));
+    return fail(parsed.error());
+  }
+  if (parsed->get_bool("help")) {
+    out(command_help(cmd));
+    return 0;
+  }
+  if (!arg_count_ok(cmd, parsed->args.size())) {
+    out("Incorrect Usage.\n\n" + command_help(cmd));
+    return fail(Error::usage(arg_count_error(cmd)));
+  }
+  Context ctx{std::move(g), std::move(*parsed), &cmd, argv};
+  auto rc = cmd.handler(ctx);
+  if (!rc) return fail(rc.error());
+  return *rc;
+}
+
+int main_impl(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto globals = parse_flags(global_flags(), args, /*reorder=*/false);
+  if (!globals) {
+    out("Incorrect Usage. " + globals.error().message() + "\n\n" + app_help());
+    return fail(globals.error());
+  }
+  auto g = globals_from(*globals);
+  if (!g) return fail(g.error());
+  if (globals->get_bool("version")) {
+    out(version_text());
+    return 0;
+  }
+  std::vector<std::string>& rest = globals->args;
+  if (rest.empty() || globals->get_bool("help")) {
+    out(app_help());
+    return 0;
+  }
+  std::string name = rest[0];
+  std::vector<std::string> cmd_args(rest.begin() + 1, rest.end());
+  if (name == "help" || name == "h") {
+    if (cmd_args.empty()) {
+      out(app_help());
+      return 0;
+    }
+    const CommandSpec* c = find_command(cmd_args[0]);
+    if (!c) {
+      fail(Error::usage("No help topic for '" + cmd_args[0] + "'"));
+      return 3;
+    }
+    out(command_help(*c));
+    return 0;
+  }
+  const CommandSpec* cmd = find_command(name);
+  if (!cmd) {
+    fail(Error::usage("No help topic for '" + name + "'"));
+    return 3;
+  }
+  return run_command(*cmd, std::move(*g), cmd_args);
+}
+
+}  // namespace
+
+Error not_implemented(const Context& ctx) {
+  return Error(0, ErrorKind::kNotImplemented, "berth: " + ctx.command->name + ": not implemented yet");
+}
+
+}  // namespace berth::cli
+
+int main(int argc, char** argv) { return berth::cli::main_impl(argc, argv); }

@@ -1,0 +1,168 @@
+// The state root and per-container directories (see state_store.h).
+#include "container/state_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "container/record.h"
+#include "util/file.h"
+
+namespace berth::container {
+namespace {
+
+constexpr const char* kRecordFile = "state.json";
+constexpr const char* kConfigFile = "config.json";
+constexpr const char* kFifoFile = "exec.fifo";
+
+bool id_char_ok(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '+' || c == '-' || c == '.';
+}
+
+// mkdir -p with mode for the missing components.
+Status mkdir_all(const std::string& path, mode_t mode) {
+  std::string cur;
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/') continue;
+    cur = path.substr(0, pos);
+    if (::mkdir(cur.c_str(), mode) < 0 && errno != EEXIST) return Error::sys(errno, "mkdir " + cur);
+  }
+  return ok();
+}
+
+// Removes everything under dirfd (one level of files plus nested dirs), never following links.
+void remove_tree_at(int parent, const char* name) {
+  int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    DIR* d = ::fdopendir(fd);
+    if (d) {
+      while (struct dirent* e = ::readdir(d)) {
+        if (std::string_view(e->d_name) == "." || std::string_view(e->d_name) == "..") continue;
+        if (e->d_type == DT_DIR) remove_tree_at(::dirfd(d), e->d_name);
+        else ::unlinkat(::dirfd(d), e->d_name, 0);
+      }
+      ::closedir(d);
+    } else {
+      ::close(fd);
+    }
+  }
+  ::unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+}  // namespace
+
+Status validate_id(const std::string& id) {
+  bool ok_chars = !id.empty() && std::all_of(id.begin(), id.end(), id_char_ok);
+  if (!ok_chars || id == "." || id == "..") return Error::invalid_argument("invalid id format: " + id);
+  return ok();
+}
+
+Status ContainerDir::lock() {
+  int r;
+  do r = ::flock(dirfd_.get(), LOCK_EX); while (r < 0 && errno == EINTR);
+  if (r < 0) return Error::sys(errno, "lock container " + id_);
+  return ok();
+}
+
+Result<ContainerRecord> ContainerDir::read_record() const {
+  auto text = file::read(dirfd_.get(), kRecordFile, 1u << 20);
+  if (!text) {
+    // A directory without state.json is a create that never got far: nothing to show.
+    if (text.error().err() == ENOENT) return Error::not_exist();
+    return std::move(text).error();
+  }
+  return record_from_json(*text, path_ + "/" + kRecordFile);
+}
+
+Status ContainerDir::write_record(const ContainerRecord& record) {
+  return file::write_atomic(dirfd_.get(), kRecordFile, record_to_json(record), 0600)
+      .context("write state of " + id_);
+}
+
+Result<spec::Spec> ContainerDir::read_config() const {
+  BERTH_ASSIGN(auto text, file::read(dirfd_.get(), kConfigFile));
+  return spec::parse_spec(text, path_ + "/" + kConfigFile);
+}
+
+Status ContainerDir::write_config(const spec::Spec& spec) {
+  return file::write_atomic(dirfd_.get(), kConfigFile, spec::to_json(spec), 0600)
+      .context("write config copy of " + id_);
+}
+
+bool ContainerDir::has_fifo() const {
+  struct stat st;
+  return ::fstatat(dirfd_.get(), kFifoFile, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+Result<StateStore> StateStore::open(const std::string& root) {
+  BERTH_TRY(mkdir_all(root, 0700).context("create state root"));
+  UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return Error::sys(errno, "open state root " + root);
+  return StateStore(root, std::move(fd));
+}
+
+Result<StateStore> StateStore::open_existing(const std::string& root) {
+  UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd && errno != ENOENT) return Error::sys(errno, "open state root " + root);
+  return StateStore(root, std::move(fd));
+}
+
+Result<ContainerDir> StateStore::create(const std::string& id) {
+  BERTH_TRY(validate_id(id));
+  if (::mkdirat(fd_.get(), id.c_str(), 0711) < 0) {
+    if (errno == EEXIST) return Error(EEXIST, ErrorKind::kExists, "container with id exists: " + id);
+    return Error::sys(errno, "create container directory " + id);
+  }
+  UniqueFd dfd(::openat(fd_.get(), id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dfd) return Error::sys(errno, "open container directory " + id);
+  return ContainerDir(id, root_ + "/" + id, std::move(dfd));
+}
+
+Result<ContainerDir> StateStore::open_container(const std::string& id) const {
+  BERTH_TRY(validate_id(id));
+  if (!fd_) return Error::not_exist();
+  UniqueFd dfd(::openat(fd_.get(), id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dfd) {
+    if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return Error::not_exist();
+    return Error::sys(errno, "open container directory " + id);
+  }
+  return ContainerDir(id, root_ + "/" + id, std::move(dfd));
+}
+
+Status StateStore::remove(const std::string& id) {
+  BERTH_TRY(validate_id(id));
+  if (!fd_) return ok();
+  remove_tree_at(fd_.get(), id.c_str());
+  struct stat st;
+  if (::fstatat(fd_.get(), id.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return Error::sys(EBUSY, "remove container directory " + id);
+  return ok();
+}
+
+Result<std::vector<std::string>> StateStore::list_ids() const {
+  std::vector<std::string> ids;
+  if (!fd_) return ids;
+  int fd = ::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Error::sys(errno, "open state root " + root_);
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return Error::sys(errno, "read state root " + root_);
+  }
+  while (struct dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (e->d_type != DT_DIR || name == "." || name == "..") continue;
+    if (validate_id(name)) ids.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace berth::container

@@ -1,0 +1,64 @@
+// The state root (--root, default /run/berth): one directory per container holding
+// state.json (atomically replaced), a copy of the config, and exec.fifo until `start`.
+// A per-container flock serializes commands on one id; `state` and `list` read without it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "berth/result.h"
+#include "berth/spec.h"
+#include "berth/state.h"
+#include "util/unique_fd.h"
+
+namespace berth::container {
+
+// runc's rule: [\w+-.]+, and not "." or "..". Error: "invalid id format: <id>".
+Status validate_id(const std::string& id);
+
+class ContainerDir {
+ public:
+  ContainerDir(std::string id, std::string path, UniqueFd dirfd)
+      : id_(std::move(id)), path_(std::move(path)), dirfd_(std::move(dirfd)) {}
+
+  const std::string& id() const { return id_; }
+  const std::string& path() const { return path_; }  // absolute
+  int fd() const { return dirfd_.get(); }
+
+  // Exclusive lock for the lifetime of this object (flock on the directory fd).
+  Status lock();
+  Result<ContainerRecord> read_record() const;
+  Status write_record(const ContainerRecord& record);
+  Result<spec::Spec> read_config() const;
+  Status write_config(const spec::Spec& spec);
+  bool has_fifo() const;
+
+ private:
+  std::string id_;
+  std::string path_;
+  UniqueFd dirfd_;
+};
+
+class StateStore {
+ public:
+  // Opens (creating it 0700 if needed) the state root.
+  static Result<StateStore> open(const std::string& root);
+  // Opens the root only if it exists (for read-only commands); a missing root is empty.
+  static Result<StateStore> open_existing(const std::string& root);
+
+  const std::string& root() const { return root_; }
+  // New container directory; EEXIST gives "container with id exists: <id>".
+  Result<ContainerDir> create(const std::string& id);
+  // Existing container; a missing one gives "container does not exist".
+  Result<ContainerDir> open_container(const std::string& id) const;
+  // Removes a container's directory and what is in it (not following symlinks).
+  Status remove(const std::string& id);
+  Result<std::vector<std::string>> list_ids() const;
+
+ private:
+  StateStore(std::string root, UniqueFd fd) : root_(std::move(root)), fd_(std::move(fd)) {}
+  std::string root_;
+  UniqueFd fd_;  // invalid when the root does not exist (open_existing)
+};
+
+}  // namespace berth::container

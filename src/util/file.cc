@@ -1,0 +1,88 @@
+// File helpers (see file.h).
+#include "util/file.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "util/unique_fd.h"
+
+namespace berth::file {
+
+Result<std::string> read_fd(int fd, size_t max_bytes) {
+  std::string out;
+  char buf[16384];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error::sys(errno, "read");
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > max_bytes)
+      return Error::sys(EFBIG, "read: larger than " + std::to_string(max_bytes) + " bytes");
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+Result<std::string> read(int dirfd, const std::string& path, size_t max_bytes) {
+  UniqueFd fd(::openat(dirfd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!fd) return Error::sys(errno, "open " + path);
+  return read_fd(fd.get(), max_bytes).context("read " + path);
+}
+
+Result<std::string> read(const std::string& path, size_t max_bytes) {
+  return read(AT_FDCWD, path, max_bytes);
+}
+
+Status write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error::sys(errno, "write");
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return ok();
+}
+
+Status write_atomic(int dirfd, const std::string& name, std::string_view data, mode_t mode) {
+  // The temp name carries the pid so concurrent writers never share a temp file.
+  std::string tmp = "." + name + ".tmp" + std::to_string(::getpid());
+  UniqueFd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode));
+  if (!fd) return Error::sys(errno, "create " + tmp);
+  if (auto st = write_all(fd.get(), data); !st) {
+    ::unlinkat(dirfd, tmp.c_str(), 0);
+    return std::move(st).context("write " + tmp);
+  }
+  if (::fchmod(fd.get(), mode) < 0) {
+    int e = errno;
+    ::unlinkat(dirfd, tmp.c_str(), 0);
+    return Error::sys(e, "chmod " + tmp);
+  }
+  fd.reset();
+  if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) < 0) {
+    int e = errno;
+    ::unlinkat(dirfd, tmp.c_str(), 0);
+    return Error::sys(e, "rename " + tmp + " to " + name);
+  }
+  return ok();
+}
+
+Status write_existing(int dirfd, const std::string& path, std::string_view data) {
+  UniqueFd fd(::openat(dirfd, path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return Error::sys(errno, "open " + path);
+  // One write(2): cgroup and sysfs files take a value per write call.
+  ssize_t n;
+  do n = ::write(fd.get(), data.data(), data.size()); while (n < 0 && errno == EINTR);
+  if (n < 0) return Error::sys(errno, "write " + path);
+  return ok();
+}
+
+}  // namespace berth::file

@@ -1,0 +1,25 @@
+// File helpers: whole-file reads with a size cap, full writes, atomic replace (temp file +
+// rename in the same directory, so a reader sees the old or the new content, never half).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+
+#include "berth/result.h"
+
+namespace berth::file {
+
+// Reads the whole file (relative to dirfd, or absolute). Fails with EFBIG past max_bytes.
+Result<std::string> read(int dirfd, const std::string& path, size_t max_bytes = 64u << 20);
+Result<std::string> read(const std::string& path, size_t max_bytes = 64u << 20);
+// Reads everything from an open fd.
+Result<std::string> read_fd(int fd, size_t max_bytes = 64u << 20);
+Status write_all(int fd, std::string_view data);
+// Writes name in dirfd atomically with the given mode.
+Status write_atomic(int dirfd, const std::string& name, std::string_view data, mode_t mode);
+// Opens path (O_WRONLY|O_CLOEXEC|O_NOFOLLOW, no create) and writes data: for sysfs/cgroupfs.
+Status write_existing(int dirfd, const std::string& path, std::string_view data);
+
+}  // namespace berth::file
