@@ -58,32 +58,42 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : e_(std::move(error)) {}  // NOLINT: implicit
+  Result(Error error) : e_(std::move(error)), failed_(true) {}  // NOLINT: implicit
 
-  bool ok() const { return !e_.has_value(); }
+  bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
   void value() const { assert(ok()); }
 
-  Error& error() & { assert(!ok()); return *e_; }
-  const Error& error() const& { assert(!ok()); return *e_; }
-  Error&& error() && { assert(!ok()); return std::move(*e_); }
+  Error& error() & { assert(!ok()); return e_; }
+  const Error& error() const& { assert(!ok()); return e_; }
+  Error&& error() && { assert(!ok()); return std::move(e_); }
 
   Result&& context(std::string_view outer) && {
-    if (e_) e_->context(outer);
+    if (failed_) e_.context(outer);
     return std::move(*this);
   }
   template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
   Result&& with_context(F&& make) && {
-    if (e_) e_->context(make());
+    if (failed_) e_.context(make());
     return std::move(*this);
   }
 
  private:
-  std::optional<Error> e_;
+  // A plain member, not std::optional: GCC 12 warns falsely (maybe-uninitialized) on
+  // moves of optional<Error>.
+  Error e_;
+  bool failed_ = false;
 };
 
 using Status = Result<void>;
 inline Status ok() { return {}; }
+
+// Keeps only success or the error of a Result<T>.
+template <class T>
+Status to_status(Result<T>&& r) {
+  if (r) return {};
+  return std::move(r).error();
+}
 
 }  // namespace berth
 

@@ -1,0 +1,100 @@
+// The rootfs plan: a pure function turns the spec (mounts, root, linux.devices,
+// linux.maskedPaths, linux.readonlyPaths, linux.rootfsPropagation, root.readonly) plus a few
+// host facts into ordered steps in named phases. apply.cc executes them in the container's
+// mount namespace. Device modules (nvidia, rdma, cdi) extend a plan only by appending steps
+// (see `Extension` below) before it is applied — never by touching the system themselves.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "berth/result.h"
+#include "berth/spec.h"
+#include "linux/rootfs/options.h"
+
+namespace berth::linux::rootfs {
+
+enum class MountKind { kFilesystem, kBind, kCgroup };
+
+struct MountStep {
+  std::string destination;  // cleaned container path
+  std::string source;       // host path (bind) or fs source name
+  std::string type;         // filesystem type ("" for binds)
+  MountKind kind = MountKind::kFilesystem;
+  MountOptions opts;
+  bool file = false;        // bind of a non-directory: the destination is a file
+  std::vector<spec::IdMapping> uid_mappings, gid_mappings;  // idmapped bind
+};
+
+struct DeviceStep {
+  std::string path;   // container path
+  char type = 'c';    // c b u p
+  uint32_t major = 0, minor = 0;
+  mode_t mode = 0666;  // permission bits
+  uid_t uid = 0;
+  gid_t gid = 0;
+  bool bind = false;   // bind-mount host_path instead of mknod (user namespaces)
+  std::string host_path;
+};
+
+struct LinkStep {
+  std::string target;  // link content
+  std::string path;    // container path
+};
+
+// One directory the container should see under a "cgroup" mount: its name under the mount
+// point ("cpu,cpuacct", "unified", or "" for a v2-only host) and the host directory of the
+// container's cgroup in that hierarchy.
+struct CgroupDir {
+  std::string name;
+  std::string host_dir;
+  std::string fstype;   // cgroup | cgroup2
+  std::string options;  // controller list for a fresh v1 mount in a cgroup namespace
+};
+
+// Host facts the plan depends on (found by the caller, not by the plan).
+struct PlanContext {
+  std::string rootfs;          // absolute host path of root.path
+  bool new_user_ns = false;
+  bool new_net_ns = false;
+  bool new_ipc_ns = false;
+  bool new_cgroup_ns = false;
+  bool terminal = false;       // /dev/console from the pty
+  bool no_pivot = false;
+  std::vector<CgroupDir> cgroups;
+  std::vector<LinkStep> cgroup_links;  // "cpu" -> "cpu,cpuacct" inside the cgroup mount
+};
+
+struct RootfsPlan {
+  std::string rootfs;
+  unsigned long root_propagation = 0;  // applied to "/" before anything
+  bool readonly = false;
+  bool no_pivot = false;
+  std::string cwd;                     // created if missing (runc does)
+  // Phase "mounts": spec mounts in order, plus extension mounts.
+  std::vector<MountStep> mounts;
+  std::vector<CgroupDir> cgroups;       // what a "cgroup" mount shows
+  std::vector<LinkStep> cgroup_links;
+  bool new_cgroup_ns = false;
+  // Phase "devices": default nodes, linux.devices, extension nodes; then links. As runc,
+  // nothing is created when /dev is a bind mount (the host's /dev is used as it is).
+  bool setup_dev = true;
+  std::vector<DeviceStep> devices;
+  std::vector<LinkStep> links;
+  bool console = false;
+  // Phase "after pivot".
+  std::vector<std::string> readonly_paths;
+  std::vector<std::string> masked_paths;
+};
+
+Result<RootfsPlan> plan_rootfs(const spec::Spec& spec, const PlanContext& ctx);
+
+// One line per step, for golden tests and --debug.
+std::string to_text(const RootfsPlan& plan);
+
+// The devices every container gets (runtime-spec "Default Devices").
+std::vector<DeviceStep> default_devices(bool bind_from_host);
+
+}  // namespace berth::linux::rootfs

@@ -1,0 +1,68 @@
+// Sys: the one seam between berth and the kernel calls that change the system. Everything
+// the container init and the rootfs engine do (mounts, namespaces, identity, device nodes)
+// goes through it, fd-based wherever the kernel allows. LinuxSys is real; tests use
+// tests/support/recording_sys.h, which logs each call as one text line and can fail the Nth
+// call of a name with a chosen errno.
+#pragma once
+
+#include <linux/mount.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "berth/result.h"
+#include "util/unique_fd.h"
+
+namespace berth::linux {
+
+class Sys {
+ public:
+  virtual ~Sys() = default;
+
+  // Files and directories (dirfd-relative; the caller chooses O_NOFOLLOW etc.).
+  virtual Result<UniqueFd> openat(int dirfd, const std::string& path, int flags, mode_t mode) = 0;
+  // openat2(2); resolve = RESOLVE_* flags.
+  virtual Result<UniqueFd> openat2(int dirfd, const std::string& path, uint64_t flags, uint64_t mode,
+                                   uint64_t resolve) = 0;
+  virtual Status mkdirat(int dirfd, const std::string& path, mode_t mode) = 0;
+  virtual Status mknodat(int dirfd, const std::string& path, mode_t mode, dev_t dev) = 0;
+  virtual Status symlinkat(const std::string& target, int dirfd, const std::string& path) = 0;
+  virtual Status unlinkat(int dirfd, const std::string& path, int flags) = 0;
+  virtual Status fchownat(int dirfd, const std::string& path, uid_t uid, gid_t gid, int flags) = 0;
+  virtual Status fchmodat(int dirfd, const std::string& path, mode_t mode) = 0;
+  virtual Status write_fd(int fd, std::string_view data) = 0;
+
+  // Mounts. `mount` is the classic call (targets are /proc/thread-self/fd/N magic links of
+  // fds resolved inside the rootfs); the rest is the new mount API.
+  virtual Status mount(const std::string& source, const std::string& target, const std::string& fstype,
+                       unsigned long flags, const std::string& data) = 0;
+  virtual Status umount2(const std::string& target, int flags) = 0;
+  virtual Result<UniqueFd> open_tree(int dirfd, const std::string& path, unsigned flags) = 0;
+  virtual Status move_mount(int from_dirfd, const std::string& from_path, int to_dirfd,
+                            const std::string& to_path, unsigned flags) = 0;
+  virtual Status mount_setattr(int dirfd, const std::string& path, unsigned flags, const mount_attr& attr) = 0;
+  virtual Result<UniqueFd> fsopen(const std::string& fstype, unsigned flags) = 0;
+  virtual Status fsconfig(int fd, unsigned cmd, const std::string& key, const std::string& value) = 0;
+  virtual Result<UniqueFd> fsmount(int fd, unsigned flags, unsigned attr_flags) = 0;
+  virtual Status pivot_root(const std::string& new_root, const std::string& put_old) = 0;
+  virtual Status chroot(const std::string& path) = 0;
+  virtual Status fchdir(int fd) = 0;
+  virtual Status chdir(const std::string& path) = 0;
+
+  // Namespaces and identity.
+  virtual Status setns(int fd, int nstype) = 0;
+  virtual Status unshare(int flags) = 0;
+  virtual Status sethostname(const std::string& name) = 0;
+  virtual Status setdomainname(const std::string& name) = 0;
+};
+
+// The real implementation (a process-wide instance).
+Sys& real_sys();
+
+// "/proc/thread-self/fd/N": how a mount(2) target or source is named by fd.
+std::string fd_path(int fd);
+
+}  // namespace berth::linux

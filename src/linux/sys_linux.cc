@@ -1,0 +1,149 @@
+// LinuxSys: Sys on the real kernel, one thin wrapper per system call.
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "linux/sys.h"
+#include "util/file.h"
+
+namespace berth::linux {
+namespace {
+
+std::string show(const std::string& s) { return s.empty() ? "\"\"" : s; }
+
+class LinuxSys final : public Sys {
+ public:
+  Result<UniqueFd> openat(int dirfd, const std::string& path, int flags, mode_t mode) override {
+    int fd = ::openat(dirfd, path.c_str(), flags | O_CLOEXEC, mode);
+    if (fd < 0) return Error::sys(errno, "open " + path);
+    return UniqueFd(fd);
+  }
+  Result<UniqueFd> openat2(int dirfd, const std::string& path, uint64_t flags, uint64_t mode,
+                           uint64_t resolve) override {
+    struct open_how how {};
+    how.flags = flags | O_CLOEXEC;
+    how.mode = mode;
+    how.resolve = resolve;
+    int fd = static_cast<int>(::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how));
+    if (fd < 0) return Error::sys(errno, "openat2 " + path);
+    return UniqueFd(fd);
+  }
+  Status mkdirat(int dirfd, const std::string& path, mode_t mode) override {
+    if (::mkdirat(dirfd, path.c_str(), mode) < 0) return Error::sys(errno, "mkdir " + path);
+    return ok();
+  }
+  Status mknodat(int dirfd, const std::string& path, mode_t mode, dev_t dev) override {
+    if (::mknodat(dirfd, path.c_str(), mode, dev) < 0) return Error::sys(errno, "mknod " + path);
+    return ok();
+  }
+  Status symlinkat(const std::string& target, int dirfd, const std::string& path) override {
+    if (::symlinkat(target.c_str(), dirfd, path.c_str()) < 0) return Error::sys(errno, "symlink " + path);
+    return ok();
+  }
+  Status unlinkat(int dirfd, const std::string& path, int flags) override {
+    if (::unlinkat(dirfd, path.c_str(), flags) < 0) return Error::sys(errno, "unlink " + path);
+    return ok();
+  }
+  Status fchownat(int dirfd, const std::string& path, uid_t uid, gid_t gid, int flags) override {
+    if (::fchownat(dirfd, path.c_str(), uid, gid, flags) < 0) return Error::sys(errno, "chown " + show(path));
+    return ok();
+  }
+  Status fchmodat(int dirfd, const std::string& path, mode_t mode) override {
+    if (path.empty() ? ::fchmod(dirfd, mode) < 0 : ::fchmodat(dirfd, path.c_str(), mode, 0) < 0)
+      return Error::sys(errno, "chmod " + show(path));
+    return ok();
+  }
+  Status write_fd(int fd, std::string_view data) override { return file::write_all(fd, data); }
+
+  Status mount(const std::string& source, const std::string& target, const std::string& fstype,
+               unsigned long flags, const std::string& data) override {
+    if (::mount(source.empty() ? nullptr : source.c_str(), target.c_str(),
+                fstype.empty() ? nullptr : fstype.c_str(), flags, data.empty() ? nullptr : data.c_str()) < 0)
+      return Error::sys(errno, "mount " + show(source) + " on " + target);
+    return ok();
+  }
+  Status umount2(const std::string& target, int flags) override {
+    if (::umount2(target.c_str(), flags) < 0) return Error::sys(errno, "umount " + target);
+    return ok();
+  }
+  Result<UniqueFd> open_tree(int dirfd, const std::string& path, unsigned flags) override {
+    int fd = static_cast<int>(::syscall(SYS_open_tree, dirfd, path.c_str(), flags | OPEN_TREE_CLOEXEC));
+    if (fd < 0) return Error::sys(errno, "open_tree " + show(path));
+    return UniqueFd(fd);
+  }
+  Status move_mount(int from_dirfd, const std::string& from_path, int to_dirfd, const std::string& to_path,
+                    unsigned flags) override {
+    if (::syscall(SYS_move_mount, from_dirfd, from_path.c_str(), to_dirfd, to_path.c_str(), flags) < 0)
+      return Error::sys(errno, "move_mount to " + show(to_path));
+    return ok();
+  }
+  Status mount_setattr(int dirfd, const std::string& path, unsigned flags, const mount_attr& attr) override {
+    mount_attr a = attr;
+    if (::syscall(SYS_mount_setattr, dirfd, path.c_str(), flags, &a, sizeof a) < 0)
+      return Error::sys(errno, "mount_setattr " + show(path));
+    return ok();
+  }
+  Result<UniqueFd> fsopen(const std::string& fstype, unsigned flags) override {
+    int fd = static_cast<int>(::syscall(SYS_fsopen, fstype.c_str(), flags | FSOPEN_CLOEXEC));
+    if (fd < 0) return Error::sys(errno, "fsopen " + fstype);
+    return UniqueFd(fd);
+  }
+  Status fsconfig(int fd, unsigned cmd, const std::string& key, const std::string& value) override {
+    const char* k = key.empty() ? nullptr : key.c_str();
+    const char* v = cmd == FSCONFIG_SET_STRING ? value.c_str() : nullptr;
+    if (::syscall(SYS_fsconfig, fd, cmd, k, v, 0) < 0) return Error::sys(errno, "fsconfig " + show(key));
+    return ok();
+  }
+  Result<UniqueFd> fsmount(int fd, unsigned flags, unsigned attr_flags) override {
+    int m = static_cast<int>(::syscall(SYS_fsmount, fd, flags | FSMOUNT_CLOEXEC, attr_flags));
+    if (m < 0) return Error::sys(errno, "fsmount");
+    return UniqueFd(m);
+  }
+  Status pivot_root(const std::string& new_root, const std::string& put_old) override {
+    if (::syscall(SYS_pivot_root, new_root.c_str(), put_old.c_str()) < 0) return Error::sys(errno, "pivot_root");
+    return ok();
+  }
+  Status chroot(const std::string& path) override {
+    if (::chroot(path.c_str()) < 0) return Error::sys(errno, "chroot " + path);
+    return ok();
+  }
+  Status fchdir(int fd) override {
+    if (::fchdir(fd) < 0) return Error::sys(errno, "fchdir");
+    return ok();
+  }
+  Status chdir(const std::string& path) override {
+    if (::chdir(path.c_str()) < 0) return Error::sys(errno, "chdir " + path);
+    return ok();
+  }
+  Status setns(int fd, int nstype) override {
+    if (::setns(fd, nstype) < 0) return Error::sys(errno, "setns");
+    return ok();
+  }
+  Status unshare(int flags) override {
+    if (::unshare(flags) < 0) return Error::sys(errno, "unshare");
+    return ok();
+  }
+  Status sethostname(const std::string& name) override {
+    if (::sethostname(name.data(), name.size()) < 0) return Error::sys(errno, "sethostname");
+    return ok();
+  }
+  Status setdomainname(const std::string& name) override {
+    if (::setdomainname(name.data(), name.size()) < 0) return Error::sys(errno, "setdomainname");
+    return ok();
+  }
+};
+
+}  // namespace
+
+Sys& real_sys() {
+  static LinuxSys sys;
+  return sys;
+}
+
+std::string fd_path(int fd) { return "/proc/thread-self/fd/" + std::to_string(fd); }
+
+}  // namespace berth::linux
