@@ -46,6 +46,8 @@ class Error {
   std::string message() const;
   // The innermost message alone (without context or strerror).
   const std::string& root() const;
+  // The chain joined with ": ", without strerror.
+  std::string chain_text() const;
 
  private:
   int errno_ = 0;

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
-#include <variant>
+#include <new>
 
 #include "berth/error.h"
 
@@ -16,42 +16,73 @@ namespace berth {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
-  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit
+  Result(T value) : ok_(true) { new (&value_) T(std::move(value)); }  // NOLINT: implicit
+  Result(Error error) : ok_(false) { new (&error_) Error(std::move(error)); }  // NOLINT: implicit
   template <class U, class = std::enable_if_t<std::is_constructible_v<T, U&&> &&
                                               !std::is_same_v<std::decay_t<U>, Error> &&
                                               !std::is_same_v<std::decay_t<U>, T>>>
-  Result(U&& value) : v_(std::in_place_index<0>, T(std::forward<U>(value))) {}  // NOLINT
+  Result(U&& value) : ok_(true) {  // NOLINT: implicit
+    new (&value_) T(std::forward<U>(value));
+  }
+  Result(Result&& o) noexcept : ok_(o.ok_) {
+    if (ok_) new (&value_) T(std::move(o.value_));
+    else new (&error_) Error(std::move(o.error_));
+  }
+  Result(const Result& o) : ok_(o.ok_) {
+    if (ok_) new (&value_) T(o.value_);
+    else new (&error_) Error(o.error_);
+  }
+  Result& operator=(Result&& o) noexcept {
+    if (this != &o) {
+      destroy();
+      ok_ = o.ok_;
+      if (ok_) new (&value_) T(std::move(o.value_));
+      else new (&error_) Error(std::move(o.error_));
+    }
+    return *this;
+  }
+  Result& operator=(const Result&) = delete;
+  ~Result() { destroy(); }
 
-  bool ok() const { return v_.index() == 0; }
+  bool ok() const { return ok_; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  T& value() & { assert(ok()); return value_; }
+  const T& value() const& { assert(ok()); return value_; }
+  T&& value() && { assert(ok()); return std::move(value_); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T&& operator*() && { return std::move(*this).value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
-  Error& error() & { assert(!ok()); return std::get<1>(v_); }
-  const Error& error() const& { assert(!ok()); return std::get<1>(v_); }
-  Error&& error() && { assert(!ok()); return std::get<1>(std::move(v_)); }
+  Error& error() & { assert(!ok()); return error_; }
+  const Error& error() const& { assert(!ok()); return error_; }
+  Error&& error() && { assert(!ok()); return std::move(error_); }
 
   // Adds outer context on failure only; the string is not copied on success.
   Result&& context(std::string_view outer) && {
-    if (!ok()) std::get<1>(v_).context(outer);
+    if (!ok_) error_.context(outer);
     return std::move(*this);
   }
   template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
   Result&& with_context(F&& make) && {
-    if (!ok()) std::get<1>(v_).context(make());
+    if (!ok_) error_.context(make());
     return std::move(*this);
   }
 
  private:
-  std::variant<T, Error> v_;
+  void destroy() {
+    if (ok_) value_.~T();
+    else error_.~Error();
+  }
+  // A tagged union rather than std::variant: GCC 12 reports false maybe-uninitialized
+  // warnings through variant/optional moves.
+  union {
+    T value_;
+    Error error_;
+  };
+  bool ok_;
 };
 
 template <>

@@ -27,18 +27,27 @@ Error&& Error::context(std::string_view outer) && {
   return std::move(*this);
 }
 
-std::string Error::message() const {
+std::string Error::chain_text() const {
   std::string out;
   for (const auto& part : chain_) {
     if (part.empty()) continue;
     if (!out.empty()) out += ": ";
     out += part;
   }
+  return out;
+}
+
+std::string Error::message() const {
+  std::string out = chain_text();
   if (errno_ != 0) {
     if (!out.empty()) out += ": ";
-    // strerrordesc_np: the plain description, independent of locale.
+    // strerrordesc_np: the plain description, independent of locale; lower-cased as Go
+    // prints errnos, because Docker and containerd match runc's texts
+    // ("no such file or directory", "permission denied") case-sensitively.
     const char* desc = strerrordesc_np(errno_);
-    out += desc ? desc : ("errno " + std::to_string(errno_));
+    std::string d = desc ? desc : ("errno " + std::to_string(errno_));
+    if (!d.empty() && d[0] >= 'A' && d[0] <= 'Z') d[0] = static_cast<char>(d[0] - 'A' + 'a');
+    out += d;
   }
   return out;
 }

@@ -17,8 +17,9 @@ class Applier {
 
   Status prepare();
   Status mounts();
-  // console_fd: the pty's terminal side (from TIOCGPTPEER) or -1.
-  Status devices(int console_fd);
+  Status devices();
+  // After pivot: binds the pty's terminal side (from TIOCGPTPEER) onto /dev/console.
+  Status console(int peer_fd);
   Status create_cwd();
   Status pivot();
   Status after_pivot();

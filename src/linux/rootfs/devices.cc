@@ -28,17 +28,19 @@ mode_t type_bits(char t) {
 
 }  // namespace
 
-Status Applier::devices(int console_fd) {
+Status Applier::devices() {
   for (const auto& d : plan_.devices) BERTH_TRY(make_device(d).with_context([&] { return "device " + d.path; }));
   for (const auto& l : plan_.links) BERTH_TRY(make_link(l, root_.get()));
-  if (plan_.console && console_fd >= 0) {
-    BERTH_ASSIGN(UniqueFd dest, make_in_root(sys_, root_.get(), "/dev/console", Leaf::kFile));
-    struct stat st;
-    if (::fstat(dest.get(), &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))
-      return Error::generic("/dev/console in the rootfs is not a file");
-    BERTH_TRY(attach_clone(console_fd, "", dest.get(), 0, false).context("bind /dev/console"));
-  }
   return ok();
+}
+
+Status Applier::console(int peer_fd) {
+  if (!plan_.console) return ok();
+  BERTH_ASSIGN(UniqueFd dest, make_in_root(sys_, root_.get(), "/dev/console", Leaf::kFile));
+  struct stat st;
+  if (::fstat(dest.get(), &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))
+    return Error::generic("/dev/console in the rootfs is not a file");
+  return attach_clone(peer_fd, "", dest.get(), 0, false).context("bind /dev/console");
 }
 
 Status Applier::make_device(const DeviceStep& d) {

@@ -1,0 +1,106 @@
+// Running lifecycle hooks (see hooks.h). Which hooks run when, and in which namespaces, is
+// decided by create/start/delete; this file only runs one.
+#include "container/hooks.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "container/process/spawn.h"
+#include "util/file.h"
+
+namespace berth::container {
+namespace {
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+struct Pipes {
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+  ~Pipes() {
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
+      if (fd >= 0) ::close(fd);
+  }
+};
+
+int exec_hook(const spec::Hook& hook, Pipes& p) {
+  ::dup2(p.in[0], 0);
+  ::dup2(p.out[1], 1);
+  ::dup2(p.err[1], 2);
+  std::vector<std::string> args = hook.args.empty() ? std::vector<std::string>{hook.path} : hook.args;
+  std::vector<std::string> env = hook.env;
+  auto argv = c_strings(args);
+  auto envp = c_strings(env);
+  ::execve(hook.path.c_str(), argv.data(), envp.data());
+  std::string msg = "exec " + hook.path + ": " + Error::sys(errno, "").message().substr(2) + "\n";
+  (void)file::write_all(2, msg);
+  return 127;
+}
+
+}  // namespace
+
+Status run_hook(const spec::Hook& hook, const std::string& state_json) {
+  Pipes p;
+  if (::pipe2(p.in, O_CLOEXEC) < 0 || ::pipe2(p.out, O_CLOEXEC) < 0 || ::pipe2(p.err, O_CLOEXEC) < 0)
+    return Error::sys(errno, "pipe");
+  BERTH_ASSIGN(OwnedPid child, process::fork_child([&] { return exec_hook(hook, p); }));
+  ::close(p.in[0]), p.in[0] = -1;
+  ::close(p.out[1]), p.out[1] = -1;
+  ::close(p.err[1]), p.err[1] = -1;
+  // The state may exceed the pipe buffer only for huge annotations; a hook that does not
+  // read stdin must not block us, so write without blocking forever.
+  ::fcntl(p.in[1], F_SETFL, O_NONBLOCK);
+  (void)!::write(p.in[1], state_json.data(), state_json.size());
+  ::close(p.in[1]), p.in[1] = -1;
+
+  std::string out, err;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(hook.timeout.value_or(0));
+  bool open_out = true, open_err = true;
+  while (open_out || open_err) {
+    struct pollfd fds[2] = {{p.out[0], POLLIN, 0}, {p.err[0], POLLIN, 0}};
+    int wait_ms = -1;
+    if (hook.timeout) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      wait_ms = static_cast<int>(left.count());
+    }
+    int n = ::poll(fds, 2, wait_ms);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    char buf[4096];
+    for (int i = 0; i < 2; ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
+      if (r <= 0) (i == 0 ? open_out : open_err) = false;
+      else (i == 0 ? out : err).append(buf, static_cast<size_t>(r));
+    }
+  }
+  if (open_out || open_err) {
+    child.kill_and_reap();
+    return Error::generic("hook ran past specified timeout of " + std::to_string(*hook.timeout) + ".0s");
+  }
+  int status = child.wait();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return ok();
+  std::string why = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                      : "signal: " + std::string(strsignal(WTERMSIG(status)));
+  return Error::generic(why + ", stdout: " + out + ", stderr: " + err);
+}
+
+Status run_hooks(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state_json) {
+  for (size_t i = 0; i < hooks.size(); ++i)
+    BERTH_TRY(run_hook(hooks[i], state_json).with_context([&] {
+      return std::string("error running ") + kind + " hook #" + std::to_string(i);
+    }));
+  return ok();
+}
+
+}  // namespace berth::container

@@ -1,0 +1,18 @@
+// hooks.*: running one lifecycle hook — path, args, env, timeout — with the container state
+// JSON on its stdin, its output captured for the error message (runc's wording:
+// "error running hook #N: exit status 1, stdout: ..., stderr: ...").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "berth/result.h"
+#include "berth/spec.h"
+
+namespace berth::container {
+
+Status run_hook(const spec::Hook& hook, const std::string& state_json);
+// Runs each hook in order; the first failure stops and is returned, naming the hook kind.
+Status run_hooks(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state_json);
+
+}  // namespace berth::container

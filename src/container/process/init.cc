@@ -1,0 +1,142 @@
+// The container init (see init.h). Stage one: parent death signal, non-dumpable, wait for
+// the parent, join/unshare namespaces. When the kernel applies a namespace to children only
+// (a pid namespace joined or created after joins, a time namespace with offsets), stage one
+// forks stage two, reports its pid and exits. Stage two: hostname, linux.domainname, the
+// rootfs plan and pivot, linux.sysctl, the pty, process attributes, then the payload.
+#include "container/process/init.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "container/hooks.h"
+#include "container/process/payload.h"
+#include "container/process/spawn.h"
+#include "container/process/sync.h"
+#include "container/record.h"
+#include "linux/console.h"
+#include "linux/process_attrs.h"
+#include "linux/rlimits.h"
+#include "linux/rootfs/apply.h"
+#include "linux/sysctl.h"
+#include "util/file.h"
+
+namespace berth::container::process {
+namespace {
+
+Status wait_for(int sock, Msg type) {
+  BERTH_ASSIGN(Message m, receive(sock));
+  if (m.type == Msg::kError) return to_error(m);
+  if (m.type != type) return Error::generic("sync: unexpected message from the runtime");
+  return ok();
+}
+
+Status write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets) {
+  std::string text;
+  for (const auto& [clock, off] : offsets)
+    text += clock + " " + std::to_string(off.secs) + " " + std::to_string(off.nanosecs) + "\n";
+  return file::write_existing(AT_FDCWD, "/proc/self/timens_offsets", text).context("write linux.timeOffsets");
+}
+
+Status stage_one(InitConfig& cfg) {
+  if (cfg.parent_death_kill) ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  // Nothing of the host may be reached through us while we are in the container's
+  // namespaces: no ptrace, no /proc/<pid>/exe, fd or environ access (CVE-2019-5736).
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
+  for (auto& j : cfg.ns->joins)
+    BERTH_TRY(linux::real_sys().setns(j.fd.get(), j.flag).context("join " + j.type + " namespace"));
+  if (cfg.unshare_flags & CLONE_NEWUSER) {
+    BERTH_TRY(linux::real_sys().unshare(CLONE_NEWUSER).context("create user namespace"));
+    BERTH_TRY(send(cfg.sync_fd, Msg::kMapIds));  // the parent writes our id maps now
+    BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
+  }
+  if (int rest = cfg.unshare_flags & ~CLONE_NEWUSER; rest)
+    BERTH_TRY(linux::real_sys().unshare(rest).context("create namespaces"));
+  if (!cfg.time_offsets.empty()) BERTH_TRY(write_time_offsets(cfg.time_offsets));
+  return ok();
+}
+
+Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
+  BERTH_TRY(fs.prepare());
+  BERTH_TRY(fs.mounts());
+  BERTH_TRY(fs.devices());
+  BERTH_TRY(fs.create_cwd());
+  if (cfg.wants_runtime_hooks) {
+    BERTH_TRY(send(cfg.sync_fd, Msg::kHooks));
+    BERTH_TRY(wait_for(cfg.sync_fd, Msg::kHooksDone));
+  }
+  if (!cfg.create_container_hooks.empty()) {
+    OciState s = cfg.state;
+    s.pid = ::getpid();
+    s.status = "creating";
+    BERTH_TRY(run_hooks("createContainer", cfg.create_container_hooks, oci_state_json(s, false)));
+  }
+  BERTH_TRY(fs.pivot());
+  if (!cfg.sysctl.empty()) BERTH_TRY(linux::write_sysctls(cfg.sysctl));
+  return fs.after_pivot();
+}
+
+Status setup_console(InitConfig& cfg, linux::rootfs::Applier* fs) {
+  BERTH_ASSIGN(linux::Pty pty, linux::open_pty(fs ? fs->root_fd() : AT_FDCWD, "/dev/ptmx", cfg.process.console_size));
+  if (fs) BERTH_TRY(fs->console(pty.peer.get()));
+  BERTH_TRY(linux::make_controlling_tty(pty.peer.get()));
+  return send(cfg.sync_fd, Msg::kConsole, 0, pty.name, pty.master.get());
+}
+
+Status setup_process(InitConfig& cfg) {
+  const spec::Process& p = cfg.process;
+  BERTH_TRY(linux::apply_rlimits(p.rlimits));
+  if (p.oom_score_adj) BERTH_TRY(linux::set_oom_score_adj(*p.oom_score_adj));
+  if (cfg.new_keyring) BERTH_TRY(linux::join_session_keyring(cfg.container_id));
+  if (p.scheduler) BERTH_TRY(linux::set_scheduler(*p.scheduler));
+  if (p.io_priority) BERTH_TRY(linux::set_io_priority(*p.io_priority));
+  if (cfg.personality) BERTH_TRY(linux::set_personality(*cfg.personality));
+  if (cfg.memory_policy) BERTH_TRY(linux::set_memory_policy(*cfg.memory_policy));
+  return ok();
+}
+
+Status stage_two(InitConfig& cfg) {
+  if (::setsid() < 0) return Error::sys(errno, "setsid");
+  if (cfg.set_hostname) BERTH_TRY(linux::real_sys().sethostname(cfg.hostname).context("set hostname"));
+  if (cfg.set_domainname) BERTH_TRY(linux::real_sys().setdomainname(cfg.domainname).context("set domainname"));
+  std::optional<linux::rootfs::Applier> fs;
+  if (cfg.rootfs) {
+    fs.emplace(linux::real_sys(), *cfg.rootfs);
+    BERTH_TRY(setup_filesystem(cfg, *fs).context("prepare rootfs"));
+  }
+  if (cfg.process.terminal) BERTH_TRY(setup_console(cfg, fs ? &*fs : nullptr).context("set up console"));
+  return setup_process(cfg);
+}
+
+int stage_two_main(InitConfig& cfg) {
+  auto st = stage_two(cfg);
+  if (!st) {
+    (void)send_error(cfg.sync_fd, st.error());
+    return 1;
+  }
+  return run_payload(cfg);
+}
+
+}  // namespace
+
+int init_main(InitConfig& cfg) {
+  auto st = stage_one(cfg);
+  if (!st) {
+    (void)send_error(cfg.sync_fd, st.error());
+    return 1;
+  }
+  if (!cfg.second_stage) return stage_two_main(cfg);
+  auto second = fork_child([&] { return stage_two_main(cfg); });
+  if (!second) {
+    (void)send_error(cfg.sync_fd, std::move(second).error().context("fork second stage"));
+    return 1;
+  }
+  (void)send(cfg.sync_fd, Msg::kPid, second->pid());
+  second->release();  // it is the container now; we exit and it is reparented
+  return 0;
+}
+
+}  // namespace berth::container::process

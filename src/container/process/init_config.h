@@ -1,0 +1,62 @@
+// Everything the container init needs, computed by the parent before clone3. The init is
+// a copy of the parent's memory (no re-exec), so this is plain C++ data; the init never
+// returns into the parent's code paths.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/spec.h"
+#include "berth/state.h"
+#include "linux/caps.h"
+#include "linux/namespaces.h"
+#include "linux/rootfs/plan.h"
+#include "util/unique_fd.h"
+
+namespace berth::container::process {
+
+struct InitConfig {
+  // Channel and lifecycle.
+  int sync_fd = -1;          // the init's end of the sync socket
+  int fifo_fd = -1;          // exec.fifo, opened O_RDWR (never blocks); -1 for exec tenants
+  bool parent_death_kill = true;
+
+  // Namespaces: one clone3 does the common case; joins/unshares/second stage otherwise.
+  linux::NamespacePlan* ns = nullptr;
+  int clone_flags = 0;       // what clone3 created already
+  int unshare_flags = 0;     // to create after the joins (user first, then the rest)
+  bool second_stage = false; // fork once more (pid ns joined/created late, time offsets)
+  std::map<std::string, spec::TimeOffset> time_offsets;
+
+  std::string hostname, domainname;
+  bool set_hostname = false, set_domainname = false;
+
+  // Filesystem.
+  std::optional<linux::rootfs::RootfsPlan> rootfs;  // absent: no mount namespace
+  std::map<std::string, std::string> sysctl;
+
+  // Process.
+  spec::Process process;
+  std::string container_id;
+  bool new_keyring = true;
+  linux::CapSets caps;
+  bool has_caps = false;
+  std::optional<spec::Personality> personality;
+  std::optional<spec::MemoryPolicy> memory_policy;
+  int preserve_fds = 0;       // fds 3.. kept for the payload
+  dev_t self_dev = 0;         // the runtime binary, refused as a payload (CVE-2019-5736)
+  ino_t self_ino = 0;
+
+  // Hooks run by the init itself, in the container's namespaces, with this state (pid as
+  // the container sees it).
+  std::vector<spec::Hook> create_container_hooks;
+  std::vector<spec::Hook> start_container_hooks;
+  bool wants_runtime_hooks = false;  // ask the parent to run prestart/createRuntime
+  OciState state;
+};
+
+}  // namespace berth::container::process

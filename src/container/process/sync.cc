@@ -1,0 +1,101 @@
+// The parent↔init message channel (see sync.h).
+#include "container/process/sync.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace berth::container::process {
+namespace {
+
+struct Header {
+  uint32_t type;
+  int32_t err;
+  uint32_t kind;
+  uint32_t pad;
+  int64_t value;
+};
+
+constexpr size_t kMaxMessage = 64 * 1024;
+
+}  // namespace
+
+Result<std::pair<UniqueFd, UniqueFd>> sync_pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0) return Error::sys(errno, "socketpair");
+  return std::make_pair(UniqueFd(fds[0]), UniqueFd(fds[1]));
+}
+
+Status send(int sock, Msg type, int64_t value, const std::string& text, int fd) {
+  Header h{static_cast<uint32_t>(type), 0, 0, 0, value};
+  std::string buf(reinterpret_cast<const char*>(&h), sizeof h);
+  buf.append(text.substr(0, kMaxMessage - sizeof h));
+  struct iovec iov = {buf.data(), buf.size()};
+  struct msghdr msg {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  if (fd >= 0) {
+    std::memset(control, 0, sizeof control);
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  ssize_t n;
+  do n = ::sendmsg(sock, &msg, MSG_NOSIGNAL); while (n < 0 && errno == EINTR);
+  if (n < 0) return Error::sys(errno, "sync: send");
+  return ok();
+}
+
+Status send_error(int sock, const Error& e) {
+  // The errno travels in the header; the text is the chain without strerror.
+  Header h{static_cast<uint32_t>(Msg::kError), e.err(), static_cast<uint32_t>(e.kind()), 0, 0};
+  std::string buf(reinterpret_cast<const char*>(&h), sizeof h);
+  buf.append(e.chain_text().substr(0, kMaxMessage - sizeof h));
+  ssize_t n;
+  do n = ::send(sock, buf.data(), buf.size(), MSG_NOSIGNAL); while (n < 0 && errno == EINTR);
+  if (n < 0) return Error::sys(errno, "sync: send error");
+  return ok();
+}
+
+Result<Message> receive(int sock) {
+  std::string buf(kMaxMessage, '\0');
+  struct iovec iov = {buf.data(), buf.size()};
+  struct msghdr msg {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n;
+  do n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC); while (n < 0 && errno == EINTR);
+  if (n < 0) return Error::sys(errno, "sync: receive");
+  if (n == 0) return Error::generic("container init exited during setup");
+  if (static_cast<size_t>(n) < sizeof(Header)) return Error::generic("sync: short message");
+  Header h;
+  std::memcpy(&h, buf.data(), sizeof h);
+  Message m;
+  m.type = static_cast<Msg>(h.type);
+  m.err = h.err;
+  m.kind = h.kind;
+  m.value = h.value;
+  m.text.assign(buf.data() + sizeof h, static_cast<size_t>(n) - sizeof h);
+  for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+      m.fd.reset(fd);
+    }
+  }
+  return m;
+}
+
+Error to_error(const Message& m) { return Error(m.err, static_cast<ErrorKind>(m.kind), m.text); }
+
+}  // namespace berth::container::process

@@ -1,0 +1,41 @@
+// The parent↔init channel: a SOCK_SEQPACKET socketpair carrying small typed messages, an
+// error as {errno, kind, text}, and at most one fd per message (SCM_RIGHTS).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "berth/result.h"
+#include "util/unique_fd.h"
+
+namespace berth::container::process {
+
+enum class Msg : uint32_t {
+  kGo = 1,        // parent → init: maps written, cgroup joined; go on
+  kHooks,         // init → parent: run prestart/createRuntime hooks now
+  kHooksDone,     // parent → init: done; text = state JSON for the init's own hooks
+  kConsole,       // init → parent: fd = pty master
+  kPid,           // init → parent: value = pid of the real init (second stage)
+  kReady,         // init → parent: set up, waiting for `start`
+  kError,         // init → parent: err/kind/text
+  kMapIds,        // init → parent: write my uid/gid maps (after a late user-ns unshare)
+};
+
+struct Message {
+  Msg type = Msg::kError;
+  int32_t err = 0;
+  uint32_t kind = 0;
+  int64_t value = 0;
+  std::string text;
+  UniqueFd fd;  // received fd, if any
+};
+
+Result<std::pair<UniqueFd, UniqueFd>> sync_pair();
+Status send(int sock, Msg type, int64_t value = 0, const std::string& text = "", int fd = -1);
+Status send_error(int sock, const Error& e);
+// EOF (the peer exited) is an error mentioning it.
+Result<Message> receive(int sock);
+// Turns a kError message back into an Error.
+Error to_error(const Message& m);
+
+}  // namespace berth::container::process

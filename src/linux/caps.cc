@@ -1,0 +1,99 @@
+// process.capabilities (see caps.h).
+#include "linux/caps.h"
+
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
+#include "spec/names.h"
+#include "util/file.h"
+#include "util/strings.h"
+
+namespace berth::linux {
+namespace {
+
+uint64_t bits_of(const std::vector<std::string>& names, std::vector<std::string>* ignored) {
+  const auto& all = spec::names::capabilities();
+  uint64_t out = 0;
+  for (const auto& n : names) {
+    int idx = -1;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (all[i] == n) idx = static_cast<int>(i);
+    if (idx < 0 || idx > last_cap()) {
+      if (ignored) ignored->push_back(n);
+      continue;
+    }
+    out |= uint64_t{1} << idx;
+  }
+  return out;
+}
+
+}  // namespace
+
+int last_cap() {
+  static int v = [] {
+    auto t = file::read("/proc/sys/kernel/cap_last_cap");
+    if (t) {
+      auto n = str::parse_i64(str::trim(*t));
+      if (n && *n > 0 && *n < 64) return static_cast<int>(*n);
+    }
+    return CAP_LAST_CAP;
+  }();
+  return v;
+}
+
+CapSets resolve_caps(const spec::Capabilities& c, std::vector<std::string>* ignored) {
+  CapSets s;
+  s.bounding = bits_of(c.bounding, ignored);
+  s.effective = bits_of(c.effective, ignored);
+  s.inheritable = bits_of(c.inheritable, ignored);
+  s.permitted = bits_of(c.permitted, ignored);
+  s.ambient = bits_of(c.ambient, ignored);
+  return s;
+}
+
+std::vector<std::string> cap_names(uint64_t set) {
+  std::vector<std::string> out;
+  const auto& all = spec::names::capabilities();
+  for (size_t i = 0; i < all.size() && i < 64; ++i)
+    if (set & (uint64_t{1} << i)) out.emplace_back(all[i]);
+  return out;
+}
+
+Status caps_before_setuid(const CapSets& caps) {
+  if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) return Error::sys(errno, "keep capabilities");
+  for (int c = 0; c <= last_cap(); ++c) {
+    if (caps.bounding & (uint64_t{1} << c)) continue;
+    if (::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+      return Error::sys(errno, "drop bounding capability " + std::to_string(c));
+  }
+  return ok();
+}
+
+Status caps_after_setuid(const CapSets& caps) {
+  if (::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0) return Error::sys(errno, "clear keep capabilities");
+  cap_t cap = cap_init();
+  if (!cap) return Error::sys(errno, "cap_init");
+  for (int c = 0; c <= last_cap(); ++c) {
+    cap_value_t v = c;
+    uint64_t bit = uint64_t{1} << c;
+    if (caps.effective & bit) cap_set_flag(cap, CAP_EFFECTIVE, 1, &v, CAP_SET);
+    if (caps.permitted & bit) cap_set_flag(cap, CAP_PERMITTED, 1, &v, CAP_SET);
+    if (caps.inheritable & bit) cap_set_flag(cap, CAP_INHERITABLE, 1, &v, CAP_SET);
+  }
+  int r = cap_set_proc(cap);
+  int e = errno;
+  cap_free(cap);
+  if (r < 0) return Error::sys(e, "set capabilities");
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+    return Error::sys(errno, "clear ambient capabilities");
+  for (int c = 0; c <= last_cap(); ++c) {
+    if (!(caps.ambient & (uint64_t{1} << c))) continue;
+    // The kernel refuses an ambient cap that is not both permitted and inheritable; runc
+    // ignores those, and so does berth.
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0 && errno != EPERM)
+      return Error::sys(errno, "raise ambient capability " + std::to_string(c));
+  }
+  return ok();
+}
+
+}  // namespace berth::linux

@@ -1,0 +1,28 @@
+// process.capabilities: names → bit sets (unknown or unavailable names are ignored with a
+// warning, as runc 1.1 does), and applying all five sets via libcap around the uid switch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "berth/result.h"
+#include "berth/spec.h"
+
+namespace berth::linux {
+
+struct CapSets {
+  uint64_t bounding = 0, effective = 0, inheritable = 0, permitted = 0, ambient = 0;
+};
+
+int last_cap();  // /proc/sys/kernel/cap_last_cap, read once
+// `ignored` receives names that are unknown or beyond last_cap().
+CapSets resolve_caps(const spec::Capabilities& caps, std::vector<std::string>* ignored);
+std::vector<std::string> cap_names(uint64_t set);
+
+// Before the uid switch: keep permitted caps across setuid and shrink the bounding set.
+Status caps_before_setuid(const CapSets& caps);
+// After it: set effective/permitted/inheritable, then raise the ambient set.
+Status caps_after_setuid(const CapSets& caps);
+
+}  // namespace berth::linux
