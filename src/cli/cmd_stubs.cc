@@ -6,19 +6,12 @@ namespace berth::cli {
 
 Result<int> cmd_checkpoint(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_restore(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_create(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_run(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_start(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_kill(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_delete(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_exec(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_pause(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_resume(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_ps(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_events(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_update(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_state(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_list(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_features(Context& ctx) { return not_implemented(ctx); }
 
 }  // namespace berth::cli

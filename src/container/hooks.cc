@@ -33,6 +33,9 @@ struct Pipes {
 };
 
 int exec_hook(const spec::Hook& hook, Pipes& p) {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::dup2(p.in[0], 0);
   ::dup2(p.out[1], 1);
   ::dup2(p.err[1], 2);

@@ -116,7 +116,7 @@ Result<StateStore> StateStore::open_existing(const std::string& root) {
 Result<ContainerDir> StateStore::create(const std::string& id) {
   BERTH_TRY(validate_id(id));
   if (::mkdirat(fd_.get(), id.c_str(), 0711) < 0) {
-    if (errno == EEXIST) return Error(EEXIST, ErrorKind::kExists, "container with id exists: " + id);
+    if (errno == EEXIST) return Error(0, ErrorKind::kExists, "container with id exists: " + id);
     return Error::sys(errno, "create container directory " + id);
   }
   UniqueFd dfd(::openat(fd_.get(), id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

@@ -40,7 +40,18 @@ Status write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets
   return file::write_existing(AT_FDCWD, "/proc/self/timens_offsets", text).context("write linux.timeOffsets");
 }
 
+// The payload inherits the mask and dispositions across execve: start it clean, whatever
+// the runtime had blocked (a foreground `run` blocks everything for its signalfd).
+void reset_signals() {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int s = 1; s < NSIG; ++s)
+    if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
+}
+
 Status stage_one(InitConfig& cfg) {
+  reset_signals();
   if (cfg.parent_death_kill) ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   // Nothing of the host may be reached through us while we are in the container's
   // namespaces: no ptrace, no /proc/<pid>/exe, fd or environ access (CVE-2019-5736).

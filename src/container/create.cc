@@ -1,0 +1,241 @@
+// `create`: from a bundle to an init blocked on exec.fifo. Order matters for recovery: the
+// state directory and record exist before anything they describe, the init's pid is
+// recorded as soon as it exists, and a Rollback undoes every step of a failed create.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "berth/container.h"
+#include "container/cgroup_setup.h"
+#include "container/hooks.h"
+#include "container/init_builder.h"
+#include "container/process/init.h"
+#include "container/process/spawn.h"
+#include "container/process/sync.h"
+#include "container/record.h"
+#include "container/state_store.h"
+#include "container/status.h"
+#include "linux/console.h"
+#include "linux/paths.h"
+#include "linux/proc.h"
+#include "linux/userns.h"
+#include "util/fds.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/rollback.h"
+
+namespace berth {
+namespace {
+
+using container::process::Message;
+using container::process::Msg;
+
+std::string absolute(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return linux::clean_path(p);
+  char cwd[4096];
+  if (!::getcwd(cwd, sizeof cwd)) return p;
+  return linux::clean_path(std::string(cwd) + "/" + (p.empty() ? "." : p));
+}
+
+Result<spec::Spec> load_bundle(const std::string& bundle) {
+  auto text = file::read(bundle + "/config.json", 64u << 20);
+  if (!text) {
+    if (text.error().err() == ENOENT) return Error::sys(ENOENT, "open " + bundle + "/config.json");
+    return std::move(text).error();
+  }
+  BERTH_ASSIGN(spec::Spec spec, spec::parse_spec(*text, "config.json"));
+  BERTH_TRY(spec::validate(spec, "config.json"));
+  if (!spec.process) return Error::invalid_spec("config.json: process: must be set to create a container");
+  if (!spec.root || spec.root->path.empty()) return Error::invalid_spec("config.json: root.path: must be set");
+  BERTH_TRY(container::refuse_unsupported(spec));
+  return spec;
+}
+
+Status write_pid_file(const std::string& path, pid_t pid) {
+  std::string abs = absolute(path);
+  std::string dir = abs.substr(0, abs.rfind('/'));
+  UniqueFd dfd(::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dfd) return Error::sys(errno, "open pid file directory " + dir);
+  return file::write_atomic(dfd.get(), abs.substr(abs.rfind('/') + 1), std::to_string(pid), 0644)
+      .context("write pid file");
+}
+
+std::string hook_state(const ContainerRecord& r, const char* status) {
+  OciState s = container::to_oci_state(r, ContainerStatus::kCreating);
+  s.status = status;
+  s.pid = r.pid;
+  return oci_state_json(s, false);
+}
+
+struct Creation {
+  const CreateOptions& o;
+  spec::Spec spec;
+  ContainerRecord record;
+  std::optional<container::ContainerDir> dir;
+  container::CgroupSetup cg;
+  Rollback undo;
+  OwnedPid init;        // the cloned child (stage one)
+  pid_t init_pid = 0;   // the container's init (stage two if any)
+  UniqueFd init_pidfd;
+  UniqueFd console;
+};
+
+Status record_pid(Creation& c, pid_t pid) {
+  c.init_pid = pid;
+  c.record.pid = pid;
+  auto st = linux::read_proc_stat(pid);
+  if (st) c.record.pid_start_time = st->start_time;
+  return c.dir->write_record(c.record);
+}
+
+// The parent's side of the set-up conversation with the init.
+Status converse(Creation& c, int sock, bool maps_on_clone) {
+  const auto& l = c.spec.linux ? *c.spec.linux : spec::Linux{};
+  if (maps_on_clone)
+    BERTH_TRY(linux::write_id_maps(c.init.pid(), l.uid_mappings, l.gid_mappings, ::geteuid() != 0));
+  BERTH_TRY(container::process::send(sock, Msg::kGo));
+  while (true) {
+    BERTH_ASSIGN(Message m, container::process::receive(sock));
+    switch (m.type) {
+      case Msg::kMapIds:
+        BERTH_TRY(linux::write_id_maps(c.init.pid(), l.uid_mappings, l.gid_mappings, ::geteuid() != 0));
+        BERTH_TRY(container::process::send(sock, Msg::kGo));
+        break;
+      case Msg::kPid:
+        // Stage one handed over to stage two and exits: reap it, follow the new init.
+        c.init.wait();
+        BERTH_TRY(record_pid(c, static_cast<pid_t>(m.value)));
+        c.init_pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, c.init_pid, 0)));
+        break;
+      case Msg::kHooks:
+        if (c.spec.hooks) {
+          std::string state = hook_state(c.record, "creating");
+          BERTH_TRY(container::run_hooks("prestart", c.spec.hooks->prestart, state));
+          BERTH_TRY(container::run_hooks("createRuntime", c.spec.hooks->create_runtime, state));
+        }
+        BERTH_TRY(container::process::send(sock, Msg::kHooksDone));
+        break;
+      case Msg::kConsole:
+        if (!c.o.console_socket.empty())
+          BERTH_TRY(linux::send_fd_to_socket(c.o.console_socket, m.fd.get(), m.text).context("console socket"));
+        else
+          c.console = std::move(m.fd);
+        break;
+      case Msg::kReady:
+        return ok();
+      case Msg::kError:
+        return container::process::to_error(m);
+      default:
+        return Error::generic("sync: unexpected message from the container init");
+    }
+  }
+}
+
+Status prepare_state(Creation& c, container::StateStore& store, const std::string& bundle) {
+  BERTH_ASSIGN(auto dir, store.create(c.o.id));
+  c.dir.emplace(std::move(dir));
+  c.undo.push([root = c.o.root, id = c.o.id] {
+    auto s = container::StateStore::open_existing(root);
+    if (s) (void)s->remove(id);
+  });
+  BERTH_TRY(c.dir->lock());
+  c.record.oci_version = c.spec.oci_version;
+  c.record.id = c.o.id;
+  c.record.bundle = bundle;
+  const std::string& root = c.spec.root->path;
+  c.record.rootfs = root[0] == '/' ? root : linux::clean_path(bundle + "/" + root);
+  c.record.created = container::now_rfc3339_nano();
+  c.record.annotations = c.spec.annotations;
+  c.record.systemd_cgroup = c.o.systemd_cgroup;
+  BERTH_TRY(c.dir->write_record(c.record));
+  return c.dir->write_config(c.spec);
+}
+
+Result<pid_t> spawn_init(Creation& c, UniqueFd& fifo) {
+  OciState state = container::to_oci_state(c.record, ContainerStatus::kCreating);
+  BERTH_ASSIGN(auto built, container::build_init(c.spec, c.o, c.record.rootfs, c.cg, state));
+  for (auto& j : built->ns.joins)
+    if (j.type != "user") c.record.new_namespaces.push_back(j.type);
+  BERTH_ASSIGN(auto socks, container::process::sync_pair());
+  auto& cfg = built->cfg;
+  cfg.sync_fd = socks.second.get();
+  cfg.fifo_fd = fifo.get();
+  cfg.parent_death_kill = true;
+  struct stat self;
+  if (::stat("/proc/self/exe", &self) == 0) cfg.self_dev = self.st_dev, cfg.self_ino = self.st_ino;
+  int parent_end = socks.first.get();
+  bool in_cgroup = false;
+  BERTH_ASSIGN(c.init, container::process::spawn(cfg.clone_flags, c.cg.v2_fd, [&] {
+    // Keep only what the init needs: above all, not the state directory, whose flock
+    // would otherwise stay held by the waiting init.
+    std::vector<int> keep = {cfg.sync_fd, cfg.fifo_fd, log::fd()};
+    for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd) keep.push_back(fd);
+    for (const auto& j : built->ns.joins) keep.push_back(j.fd.get());
+    close_fds_except(keep);
+    return container::process::init_main(cfg);
+  }, &in_cgroup));
+  socks.second.reset();
+  fifo.reset();
+  c.undo.push([&c] {
+    if (c.init_pid > 0 && c.init_pid != c.init.pid()) ::kill(c.init_pid, SIGKILL);
+    c.init.kill_and_reap();
+  });
+  c.init_pidfd.reset(::dup(c.init.pidfd()));
+  BERTH_TRY(record_pid(c, c.init.pid()));
+  if (!in_cgroup) BERTH_TRY(container::join_cgroups(c.cg, c.init.pid()));
+  bool maps_on_clone = (cfg.clone_flags & CLONE_NEWUSER) != 0;
+  BERTH_TRY(converse(c, parent_end, maps_on_clone));
+  return c.init_pid;
+}
+
+Status create_steps(Creation& c) {
+  std::string bundle = absolute(c.o.bundle);
+  BERTH_ASSIGN(c.spec, load_bundle(bundle));
+  if (c.spec.process->terminal && c.o.console_socket.empty() && !c.o.foreground)
+    return Error::invalid_argument("cannot allocate tty if berth will detach without setting console socket");
+  if (!c.spec.process->terminal && !c.o.console_socket.empty())
+    return Error::invalid_argument("cannot use console socket if berth will not detach or allocate tty");
+  BERTH_ASSIGN(auto store, container::StateStore::open(c.o.root));
+  BERTH_TRY(prepare_state(c, store, bundle));
+  BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true"));
+  c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths); });
+  c.record.cgroup_paths = c.cg.paths;
+  c.record.cgroup_created = c.cg.created;
+  BERTH_TRY(c.dir->write_record(c.record));
+  if (::mkfifoat(c.dir->fd(), "exec.fifo", 0622) < 0) return Error::sys(errno, "create exec.fifo");
+  // Opened read-write by us: the init keeps it and blocks reading until `start` writes.
+  UniqueFd fifo(::openat(c.dir->fd(), "exec.fifo", O_RDWR | O_CLOEXEC));
+  if (!fifo) return Error::sys(errno, "open exec.fifo");
+  BERTH_TRY(spawn_init(c, fifo));
+  container::close_cgroup_fd(c.cg);
+  BERTH_TRY(c.dir->write_record(c.record));
+  if (!c.o.pid_file.empty()) BERTH_TRY(write_pid_file(c.o.pid_file, c.init_pid));
+  if (!c.o.pidfd_socket.empty())
+    BERTH_TRY(linux::send_fd_to_socket(c.o.pidfd_socket, c.init_pidfd.get(), "").context("pidfd socket"));
+  return ok();
+}
+
+}  // namespace
+
+Result<Created> create_container(const CreateOptions& o) {
+  Creation c{o, {}, {}, {}, {}, {}, {}, 0, {}, {}};
+  auto st = create_steps(c);
+  if (!st) return std::move(st).error();
+  c.undo.commit();
+  Created out;
+  out.pid = c.init_pid;
+  if (o.foreground) {
+    out.pidfd = c.init_pidfd.release();
+    out.console_master = c.console.release();
+    if (c.init.pid() == c.init_pid) c.init.release();
+  } else {
+    c.init.release();
+  }
+  return out;
+}
+
+}  // namespace berth

@@ -1,0 +1,27 @@
+// From a validated spec to the init's configuration: namespace decisions (one clone3, or
+// joins + unshares + a second stage), the rootfs plan, capabilities, and the refusal of
+// fields this build or host cannot honour (each named).
+#pragma once
+
+#include <memory>
+
+#include "berth/container.h"
+#include "berth/spec.h"
+#include "container/cgroup_setup.h"
+#include "container/process/init_config.h"
+
+namespace berth::container {
+
+// Fields berth knows but cannot honour here: a clear error naming the field.
+Status refuse_unsupported(const spec::Spec& spec);
+
+struct BuiltInit {
+  process::InitConfig cfg;
+  linux::NamespacePlan ns;
+};
+
+// `rootfs` is the absolute host path of root.path; `cg` gives the cgroup mount view.
+Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const CreateOptions& o, const std::string& rootfs,
+                                              const CgroupSetup& cg, const OciState& state);
+
+}  // namespace berth::container

@@ -1,0 +1,184 @@
+// start, kill, delete, state and list (runc's semantics and texts for each status).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "berth/container.h"
+#include "container/cgroup_setup.h"
+#include "container/hooks.h"
+#include "container/record.h"
+#include "container/state_store.h"
+#include "container/status.h"
+#include "linux/proc.h"
+#include "linux/users.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace berth {
+namespace {
+
+using container::ContainerDir;
+
+struct Loaded {
+  ContainerDir dir;
+  ContainerRecord record;
+  ContainerStatus status;
+};
+
+Result<Loaded> load(const std::string& root, const std::string& id, bool lock) {
+  BERTH_ASSIGN(auto store, container::StateStore::open_existing(root));
+  BERTH_ASSIGN(auto dir, store.open_container(id));
+  if (lock) BERTH_TRY(dir.lock());
+  BERTH_ASSIGN(auto record, dir.read_record());
+  ContainerStatus s = container::derive_status(dir, record);
+  return Loaded{std::move(dir), std::move(record), s};
+}
+
+Status signal_init(const ContainerRecord& r, int sig) {
+  // A pidfd pins the process we checked: a pid reused between the check and the signal
+  // cannot be hit.
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, r.pid, 0));
+  if (pidfd < 0) return Error(errno, ErrorKind::kNotRunning, "container not running");
+  UniqueFd guard(pidfd);
+  if (!linux::process_alive(r.pid, r.pid_start_time)) return Error(0, ErrorKind::kNotRunning, "container not running");
+  if (::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0) < 0) return Error::sys(errno, "kill container init");
+  return ok();
+}
+
+void wait_gone(const ContainerRecord& r) {
+  // runc waits up to 10 s for a killed init to disappear.
+  for (int i = 0; i < 1000 && linux::process_alive(r.pid, r.pid_start_time); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+// Removes everything the container set up; poststop hook failures are warnings.
+Status destroy(Loaded& c, const std::string& root) {
+  BERTH_TRY(container::remove_cgroups(c.record.cgroup_paths).context("remove cgroups"));
+  auto spec = c.dir.read_config();
+  BERTH_ASSIGN(auto store, container::StateStore::open_existing(root));
+  BERTH_TRY(store.remove(c.record.id));
+  if (spec && spec->hooks && !spec->hooks->poststop.empty()) {
+    OciState s = container::to_oci_state(c.record, ContainerStatus::kStopped);
+    auto st = container::run_hooks("poststop", spec->hooks->poststop, oci_state_json(s, false));
+    if (!st) log::warn(st.error().message());
+  }
+  return ok();
+}
+
+std::string owner_name(int dirfd) {
+  struct stat st;
+  if (::fstat(dirfd, &st) < 0) return "";
+  auto text = file::read("/etc/passwd");
+  if (text)
+    for (const auto& e : linux::parse_passwd(*text))
+      if (e.uid == st.st_uid) return e.name;
+  return "#" + std::to_string(st.st_uid);
+}
+
+}  // namespace
+
+int parse_signal(const std::string& s) {
+  if (s.empty()) return SIGTERM;
+  if (auto n = str::parse_i64(s); n) return *n > 0 && *n < NSIG ? static_cast<int>(*n) : -1;
+  std::string name = s;
+  if (str::starts_with(name, "SIG")) name = name.substr(3);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    if (abbrev && name == abbrev) return sig;
+  }
+  if (name == "IOT") return SIGABRT;
+  if (name == "CLD") return SIGCHLD;
+  if (name == "POLL") return SIGIO;
+  return -1;
+}
+
+Status start_container(const std::string& root, const std::string& id) {
+  BERTH_ASSIGN(Loaded c, load(root, id, true));
+  switch (c.status) {
+    case ContainerStatus::kCreated: break;
+    case ContainerStatus::kStopped: return Error::generic("cannot start a container that has stopped");
+    case ContainerStatus::kRunning: return Error::generic("cannot start an already running container");
+    default: return Error::generic(std::string("cannot start a container in the ") + status_name(c.status) + " state");
+  }
+  // The init reads the fifo; no reader (ENXIO) means it is gone.
+  UniqueFd fifo(::openat(c.dir.fd(), "exec.fifo", O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fifo) {
+    if (errno == ENXIO) return Error::generic("cannot start a container that has stopped");
+    return Error::sys(errno, "open exec.fifo");
+  }
+  BERTH_TRY(file::write_all(fifo.get(), "0").context("write exec.fifo"));
+  ::unlinkat(c.dir.fd(), "exec.fifo", 0);
+  auto spec = c.dir.read_config();
+  if (spec && spec->hooks && !spec->hooks->poststart.empty()) {
+    OciState s = container::to_oci_state(c.record, ContainerStatus::kRunning);
+    auto st = container::run_hooks("poststart", spec->hooks->poststart, oci_state_json(s, false));
+    if (!st) log::warn(st.error().message());
+  }
+  return ok();
+}
+
+Status kill_container(const std::string& root, const std::string& id, const std::string& signal, bool all) {
+  int sig = parse_signal(signal);
+  if (sig < 0) return Error::invalid_argument("unknown signal " + str::go_quote(signal));
+  BERTH_ASSIGN(Loaded c, load(root, id, false));
+  if (c.status == ContainerStatus::kStopped && !all) return Error(0, ErrorKind::kNotRunning, "container not running");
+  return signal_init(c.record, sig);
+}
+
+Status delete_container(const std::string& root, const std::string& id, bool force) {
+  auto loaded = load(root, id, true);
+  if (!loaded) {
+    if (force && loaded.error().kind() == ErrorKind::kNotExist) {
+      // A directory left by a create killed before its state was written.
+      auto store = container::StateStore::open_existing(root);
+      if (store) (void)store->remove(id);
+      return ok();
+    }
+    return std::move(loaded).error();
+  }
+  Loaded& c = *loaded;
+  switch (c.status) {
+    case ContainerStatus::kStopped: break;
+    case ContainerStatus::kCreated:
+    case ContainerStatus::kCreating:
+      if (c.record.pid > 0) (void)signal_init(c.record, SIGKILL), wait_gone(c.record);
+      break;
+    default:
+      if (!force)
+        return Error(0, ErrorKind::kNotStopped,
+                     "cannot delete container " + id + " that is not stopped: " + status_name(c.status));
+      (void)signal_init(c.record, SIGKILL);
+      wait_gone(c.record);
+  }
+  return destroy(c, root);
+}
+
+Result<OciState> container_state(const std::string& root, const std::string& id) {
+  BERTH_ASSIGN(Loaded c, load(root, id, false));
+  return container::to_oci_state(c.record, c.status);
+}
+
+Result<std::vector<OciState>> list_containers(const std::string& root) {
+  BERTH_ASSIGN(auto store, container::StateStore::open_existing(root));
+  BERTH_ASSIGN(auto ids, store.list_ids());
+  std::vector<OciState> out;
+  for (const auto& id : ids) {
+    auto dir = store.open_container(id);
+    if (!dir) continue;
+    auto record = dir->read_record();
+    if (!record) continue;  // being created or deleted right now
+    OciState s = container::to_oci_state(*record, container::derive_status(*dir, *record));
+    s.owner = owner_name(dir->fd());
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace berth

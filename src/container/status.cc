@@ -1,0 +1,55 @@
+// Status derivation (see status.h).
+#include "container/status.h"
+
+#include <time.h>
+
+#include <cstdio>
+
+#include "container/cgroup_setup.h"
+#include "linux/proc.h"
+
+namespace berth::container {
+
+ContainerStatus derive_status(const ContainerDir& dir, const ContainerRecord& r) {
+  if (r.pid == 0) return ContainerStatus::kCreating;
+  if (!linux::process_alive(r.pid, r.pid_start_time)) return ContainerStatus::kStopped;
+  if (dir.has_fifo()) return ContainerStatus::kCreated;
+  if (cgroups_frozen(r.cgroup_paths)) return ContainerStatus::kPaused;
+  return ContainerStatus::kRunning;
+}
+
+OciState to_oci_state(const ContainerRecord& r, ContainerStatus s) {
+  OciState o;
+  o.oci_version = r.oci_version;
+  o.id = r.id;
+  o.status = status_name(s);
+  // runc reports pid 0 for a stopped container.
+  o.pid = s == ContainerStatus::kStopped ? 0 : r.pid;
+  o.bundle = r.bundle;
+  o.rootfs = r.rootfs;
+  o.created = r.created;
+  o.owner = r.owner;
+  o.annotations = r.annotations;
+  return o;
+}
+
+std::string now_rfc3339_nano() {
+  // Go's RFC3339Nano in UTC: fractional seconds without trailing zeros.
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  struct tm tm;
+  gmtime_r(&ts.tv_sec, &tm);
+  char buf[64];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::string out = buf;
+  if (ts.tv_nsec) {
+    char frac[16];
+    std::snprintf(frac, sizeof frac, ".%09ld", ts.tv_nsec);
+    std::string f = frac;
+    while (f.back() == '0') f.pop_back();
+    out += f;
+  }
+  return out + "Z";
+}
+
+}  // namespace berth::container

@@ -1,0 +1,12 @@
+// Closing every fd but a few: how a freshly cloned init drops what it inherited from the
+// runtime (the state directory's lock, the store, the parent's socket end) at once.
+#pragma once
+
+#include <vector>
+
+namespace berth {
+
+// Closes all fds >= 3 that are not in `keep` (close_range over the gaps).
+void close_fds_except(std::vector<int> keep);
+
+}  // namespace berth
