@@ -190,7 +190,7 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 : > "$root/vm/args"
 for a in "$@"; do printf '%s ' "$(q "$a")" >> "$root/vm/args"; done
 {
-  printf 'VM_RDMA=%s\n' "$rdma"
+  printf 'export VM_RDMA=%s\n' "$rdma"
   printf '%s' "$envs" | while IFS= read -r e; do
     [ -n "$e" ] || continue
     n=${e%%=*}

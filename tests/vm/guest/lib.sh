@@ -8,7 +8,8 @@
 #   skip_all REASON            stop here, exit 77 (reported as SKIP, never as PASS)
 #   done_testing               exit 0 when every check passed and at least one ran, else 1
 #   bundle_copy NAME           copy /bundle to /tmp/bundles/NAME, print its path
-#   cfg BUNDLE JQ-FILTER       edit BUNDLE/config.json in place with jq (carry jq: --bin jq)
+#   cfg BUNDLE FILTER [JQ-ARG...]  edit BUNDLE/config.json in place with jq (run-suite.sh
+#                              carries jq), e.g. cfg "$b" '.process.args=[$a]' --arg a x
 #   sysfs_dev_matches NODE SYSFS_DEV_FILE   NODE is a char device with the "MAJ:MIN" of the file
 #
 # The runtime under test is $RUNTIME (run-suite.sh sets it; default runc). Call iproute2 as
@@ -51,7 +52,9 @@ bundle_copy() {
   cp -a /bundle "/tmp/bundles/$1" && echo "/tmp/bundles/$1"
 }
 cfg() {
-  jq "$2" "$1/config.json" > "$1/config.json.new" && mv "$1/config.json.new" "$1/config.json"
+  cfg_b=$1; cfg_f=$2; shift 2
+  jq "$@" "$cfg_f" "$cfg_b/config.json" > "$cfg_b/config.json.new" &&
+    mv "$cfg_b/config.json.new" "$cfg_b/config.json"
 }
 
 # major:minor of a device node, in decimal
