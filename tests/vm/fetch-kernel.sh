@@ -59,6 +59,11 @@ base_modules="crc32_generic configfs ib_core ib_uverbs ib_umad rdma_ucm rdma_rxe
 
 mkdir -p "$cache/debs"
 cache=$(cd "$cache" && pwd)
+# one fetcher at a time per cache (parallel ctest runs share it)
+if command -v flock >/dev/null; then
+  exec 9>"$cache/.lock"
+  flock 9
+fi
 
 apt_updated=0
 apt_known() { apt-cache show "$1" >/dev/null 2>&1; }

@@ -52,6 +52,16 @@ cache=$(cd "$cache" && pwd)
 [ -n "$logdir" ] || logdir=$cache/logs
 mkdir -p "$logdir"
 
+# Without qemu no script can run: report each as skipped (never as passed).
+missing=
+command -v qemu-system-x86_64 >/dev/null || missing="qemu-system-x86_64 (package qemu-system-x86)"
+command -v busybox >/dev/null || missing="$missing busybox (package busybox-static)"
+if [ -n "$missing" ]; then
+  for script in "$@"; do n=$(basename "$script"); echo "SKIP ${n%.sh} (missing: $missing)"; done
+  echo "0 passed, 0 failed, $# skipped"
+  exit 77
+fi
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/berth-suite.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 "$here/mkbundle.sh" "$work/bundle" || die "mkbundle.sh failed"
@@ -73,7 +83,8 @@ for script in "$@"; do
   t=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }")
   case $rc in
     0) echo "PASS $name (${t}s)"; passed=$((passed + 1)) ;;
-    77) echo "SKIP $name ($(grep -m1 '^SKIP:' "$out" | sed 's/^SKIP: *//'))"; skipped=$((skipped + 1)) ;;
+    77) why=$(grep -m1 '^SKIP:' "$out" | sed 's/^SKIP: *//' || true)
+        echo "SKIP $name${why:+ ($why)}"; skipped=$((skipped + 1)) ;;
     *) echo "FAIL $name (exit $rc, ${t}s; output in $out)"; failed=$((failed + 1))
        if [ $quiet = 0 ]; then sed 's/^/    /' "$out"; fi ;;
   esac

@@ -291,7 +291,6 @@ printf '%s\n' "$out" | sed -n '/^@@BERTH-VM-BEGIN/,/^@@BERTH-VM-EXIT/{/^@@BERTH-
 exit_line=$(printf '%s\n' "$out" | grep '^@@BERTH-VM-EXIT' | tail -n 1 || true)
 if [ -z "$exit_line" ]; then
   if [ $rc = 124 ] || [ $rc = 137 ]; then say "timeout after ${timeout_s}s (wall ${wall}s; console log $log)"; exit 124; fi
-  printf '%s\n' "$out" | sed -n '/^@@BERTH-VM-BEGIN/,$p' | tail -n 20 | sed 's/^/console: /'
   say "the guest died without an exit marker (qemu rc=$rc; console log $log)"
   exit 125
 fi
