@@ -38,6 +38,22 @@ check_match "ibv_devices lists rxe0" '^[[:space:]]+rxe0[[:space:]]+[0-9a-f]{16}$
 out=$(ibv_devinfo -d rxe0 2>&1)
 check_match "ibv_devinfo: port 1 PORT_ACTIVE" 'state:[[:space:]]+PORT_ACTIVE' "$out"
 
+# data over an RC queue pair: both ends on rxe0 (rxe loops its own GID back), GID 0 is the
+# IPv6 link-local address of veth0; the QP numbers travel over TCP on 127.0.0.1
+i=0
+while [ "$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)" = 0000:0000:0000:0000:0000:0000:0000:0000 ] &&
+      [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+ibv_rc_pingpong -d rxe0 -g 0 -n 20 > /tmp/pp-server.log 2>&1 &
+srv=$!
+i=0
+until out=$(ibv_rc_pingpong -d rxe0 -g 0 -n 20 127.0.0.1 2>&1); do
+  i=$((i + 1)); [ $i -ge 10 ] && break; sleep 0.5   # the server may not listen yet
+done
+case $out in *" iters in "*) ;; *) kill $srv 2>/dev/null ;; esac   # never wait forever
+wait $srv; src=$?
+check_match "ibv_rc_pingpong client moved 20 iterations" '^20 iters in ' "$out"
+check_eq "ibv_rc_pingpong server exits 0" 0 "$src"
+
 # --- rdma cgroup
 C=/sys/fs/cgroup
 check_match "rdma controller available" '(^| )rdma( |$)' "$(cat $C/cgroup.controllers)"
