@@ -100,6 +100,8 @@ parse_args() {
   [[ $timeout_s =~ ^[1-9][0-9]*$ ]] || die "--timeout wants a positive number of seconds"
   mkdir -p "$work_dir" || die "cannot create $work_dir"
   work_dir=$(cd "$work_dir" && pwd)
+  gopath="$work_dir/gopath"
+  suite_dir="$gopath/src/github.com/opencontainers/runtime-tools"
 }
 
 # ---------------------------------------------------------------- packages
@@ -225,8 +227,9 @@ find_source() {
 }
 
 # ---------------------------------------------------------------- build
-gopath="$work_dir/gopath"
-suite_dir="$gopath/src/github.com/opencontainers/runtime-tools"
+# Set by parse_args from --work: the GOPATH the suite is built in.
+gopath=""
+suite_dir=""
 
 go_env() {
   env GO111MODULE=off GOPROXY=off GOFLAGS= GOPATH="$gopath:/usr/share/gocode" \
@@ -411,10 +414,15 @@ cleanup_after_test() { # test-name
 run_one() { # test-name
   local t=$1 start end rc
   start=$(date +%s.%N)
-  (cd "$suite_dir" && RUNTIME="$runtime_cmd" TMPDIR="$test_tmp" \
+  (cd "$suite_dir" && exec env RUNTIME="$runtime_cmd" TMPDIR="$test_tmp" \
     timeout -k 10 "$timeout_s" "./validation/$t/$t.t") \
-    >"$results/$t.tap" 2>"$results/$t.stderr" </dev/null
+    >"$results/$t.tap" 2>"$results/$t.stderr" </dev/null &
+  # timeout(1) leads its own process group; the runner's TERM handler stops it
+  # through this file.
+  echo $! >"$run_dir/test.pid"
+  wait $!
   rc=$?
+  rm -f "$run_dir/test.pid"
   end=$(date +%s.%N)
   printf '%s %s\n' "$rc" "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')" \
     >"$results/$t.rc"
@@ -641,7 +649,14 @@ report() {
 
 # ---------------------------------------------------------------- main
 cleanup_run() {
-  local d
+  local d id
+  # Interrupted mid-test: delete what the runtime still knows, then kill
+  # whatever is left in the cgroups we made.
+  if [[ -n ${state_root:-} && -d $state_root ]]; then
+    while read -r id; do
+      timeout 30 "$runtime_cmd" delete --force "$id" >/dev/null 2>&1
+    done < <(list_containers)
+  fi
   for d in "${cg_dirs[@]}"; do remove_cgroup_tree "$d"; done
   for d in "${suite_cg_dirs[@]}"; do remove_cgroup_tree "$d"; done
   [[ -f ${run_dir:-}/cgroups.before ]] && report_new_cgroups
@@ -651,6 +666,16 @@ cleanup_run() {
       while read -r d; do umount -l "$d"; done
     rm -rf --one-file-system "$test_tmp"
   fi
+}
+
+inner_pid=""
+interrupted() { # INT/TERM: stop the test loop and the running test, then clean up
+  trap '' INT TERM
+  say "interrupted: stopping"
+  [[ -n $inner_pid ]] && kill -TERM "$inner_pid" 2>/dev/null
+  [[ -f ${run_dir:-}/test.pid ]] && kill -TERM "$(cat "$run_dir/test.pid")" 2>/dev/null
+  [[ -n $inner_pid ]] && wait "$inner_pid" 2>/dev/null
+  exit 130
 }
 
 main() {
@@ -692,7 +717,7 @@ main() {
   run_dir="$work_dir/run"
   rm -rf "$results" "$run_dir" && mkdir -p "$results" "$run_dir" || die "cannot create $results"
   trap cleanup_run EXIT
-  trap 'exit 130' INT TERM
+  trap interrupted INT TERM
   test_tmp=$(mktemp -d /tmp/oci-suite.XXXXXX) && chmod 755 "$test_tmp" || die "mktemp failed"
   if ((private_root)); then
     state_root=$(mktemp -d /run/oci-suite-state.XXXXXX) || die "mktemp failed"
@@ -710,16 +735,19 @@ main() {
 
   say "running ${#tests[@]} test files against $runtime_path ($runtime_version), ${timeout_s}s each"
   run_started=$(date +%s)
-  export work_dir suite_dir results run_dir test_tmp state_root runtime_cmd runtime_name \
-    timeout_s private_root cg_name
   if ((private_cgroup2)); then
+    # The re-entered script gets the run's settings from this file.
+    declare -p work_dir suite_dir results run_dir test_tmp state_root runtime_cmd \
+      runtime_name timeout_s private_root cg_name >"$run_dir/inner.env"
     (
       join_cgroups || exit 2
-      exec unshare -m -- "$BASH" "$script_path" --__inner-run "${tests[@]}"
-    )
+      exec unshare -m -- "$BASH" "$script_path" --__inner-run "$run_dir/inner.env" "${tests[@]}"
+    ) &
   else
-    (join_cgroups || exit 2; run_tests)
+    (join_cgroups || exit 2; run_tests) &
   fi
+  inner_pid=$!
+  wait "$inner_pid"
   local rc=$?
   ((rc == 0)) || die "the test run stopped early (status $rc)"
   report
@@ -732,7 +760,9 @@ main() {
 [[ ${BASH_SOURCE[0]} != "$0" ]] && return 0
 
 if [[ ${1:-} == --__inner-run ]]; then
-  shift
+  # shellcheck disable=SC1090
+  source "$2" || exit 2
+  shift 2
   tests=("$@")
   inner_main
   exit $?
