@@ -310,8 +310,9 @@ setup_cgroups() {
     cg_dirs+=("$dir")
     if [[ -f $m/cpuset.cpus && ! -f $m/cgroup.controllers ]]; then
       # A new v1 cpuset is empty and refuses tasks until it is given cpus and mems.
-      cat "$m/cpuset.cpus" >"$dir/cpuset.cpus" && cat "$m/cpuset.mems" >"$dir/cpuset.mems" ||
-        { say "cannot set up $dir"; return 1; }
+      if ! { cat "$m/cpuset.cpus" >"$dir/cpuset.cpus" && cat "$m/cpuset.mems" >"$dir/cpuset.mems"; }; then
+        say "cannot set up $dir"; return 1
+      fi
     fi
   done
   ((${#cg_dirs[@]})) || { say "no cgroup file system mounted"; return 1; }
@@ -358,12 +359,12 @@ join_cgroups() { # moves the calling shell (and so its children) into ours
 # Kills what is left in the cgroup tree at $1 and removes its dirs (deepest
 # first).  With keep_top=1 the top dir itself stays (the runner lives there).
 remove_cgroup_tree() {
-  local top=$1 keep_top=${2:-0} d pid tries
+  local top=$1 keep_top=${2:-0} d pid
   [[ -d $top ]] || return 0
   while IFS= read -r d; do
     [[ $keep_top == 1 && $d == "$top" ]] && continue
     [[ -f $d/freezer.state ]] && echo THAWED >"$d/freezer.state" 2>/dev/null
-    for tries in 1 2 3 4 5 6 7 8 9 10; do
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
       [[ -s $d/cgroup.procs ]] || break
       while read -r pid; do kill -9 "$pid" 2>/dev/null; done <"$d/cgroup.procs"
       sleep 0.2
@@ -564,6 +565,7 @@ load_expectations() {
   done <"$f"
 }
 
+# shellcheck disable=SC1003 # '\' below is a lone backslash, not an escaped quote
 glob_of() { # literal text with `*` as the only wildcard -> bash pattern
   local s=$1 out="" c i
   for ((i = 0; i < ${#s}; i++)); do
@@ -715,10 +717,13 @@ main() {
 
   results="$work_dir/results/$runtime_name"
   run_dir="$work_dir/run"
-  rm -rf "$results" "$run_dir" && mkdir -p "$results" "$run_dir" || die "cannot create $results"
+  rm -rf "$results" "$run_dir"
+  mkdir -p "$results" "$run_dir" || die "cannot create $results"
   trap cleanup_run EXIT
   trap interrupted INT TERM
-  test_tmp=$(mktemp -d /tmp/oci-suite.XXXXXX) && chmod 755 "$test_tmp" || die "mktemp failed"
+  # 0755: a user-namespaced container root must be able to reach its bundle.
+  test_tmp=$(mktemp -d /tmp/oci-suite.XXXXXX) || die "mktemp failed"
+  chmod 755 "$test_tmp"
   if ((private_root)); then
     state_root=$(mktemp -d /run/oci-suite-state.XXXXXX) || die "mktemp failed"
     # The tests call $RUNTIME with no global flags; a wrapper adds --root so

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317 # it takes the sourced file's final exit for reached
 # Copyright The berth authors.
 # SPDX-License-Identifier: Apache-2.0
 #
