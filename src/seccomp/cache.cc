@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -28,11 +29,25 @@ constexpr std::string_view kSuffix = ".bpf";
 // A temp file this old belongs to a writer that died between create and rename.
 constexpr time_t kStaleTempSeconds = 600;
 
-Sha256::Digest body_sum(const std::string& key, std::string_view body) {
-  Sha256 h;
-  h.update(key);
-  h.update(body);
-  return h.finish();
+// Byte-wise table for the reflected Castagnoli polynomial, built at compile time.
+constexpr std::array<uint32_t, 256> crc_table() {
+  std::array<uint32_t, 256> t{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (c & 1 ? 0x82f63b78u : 0);
+    t[i] = c;
+  }
+  return t;
+}
+constexpr std::array<uint32_t, 256> kCrcTable = crc_table();
+
+// The key as the 32 raw bytes it is the hex of.
+std::string key_bytes(const std::string& hex) {
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1]));
+  out.resize(32);
+  return out;
 }
 
 // The cache decides which filter a container runs under, so it is only trusted when no one
@@ -120,14 +135,20 @@ std::string key(const spec::Seccomp& profile) {
   return Sha256::hex(h.finish());
 }
 
+uint32_t crc32c(std::string_view bytes) {
+  uint32_t c = ~0u;
+  for (unsigned char b : bytes) c = kCrcTable[(c ^ b) & 0xff] ^ (c >> 8);
+  return ~c;
+}
+
 std::string encode(const std::string& key, const Program& program) {
+  auto u32 = [](uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); };
   std::string out(kMagic);
-  uint32_t version = kFormatVersion;
-  uint32_t count = static_cast<uint32_t>(program.insns.size());
-  out.append(reinterpret_cast<const char*>(&version), 4);
-  out.append(reinterpret_cast<const char*>(&count), 4);
-  Sha256::Digest sum = body_sum(key, program.bytes());
-  out.append(reinterpret_cast<const char*>(sum.data()), sum.size());
+  out += u32(kFormatVersion);
+  out += u32(static_cast<uint32_t>(program.insns.size()));
+  out += key_bytes(key);
+  out += u32(crc32c(program.bytes()));
+  out += u32(0);
   out.append(program.bytes());
   return out;
 }
@@ -143,8 +164,10 @@ Result<Program> decode(const std::string& key, std::string_view bytes) {
   std::string_view body = bytes.substr(kHeaderSize);
   if (body.size() != size_t{count} * sizeof(sock_filter))
     return Error::generic("length " + std::to_string(body.size()) + " does not match the header");
-  Sha256::Digest sum = body_sum(key, body);
-  if (std::memcmp(sum.data(), bytes.data() + 16, sum.size()) != 0) return Error::generic("checksum mismatch");
+  if (bytes.substr(16, 32) != key_bytes(key)) return Error::generic("entry of another key");
+  uint32_t crc = 0;
+  std::memcpy(&crc, bytes.data() + 48, 4);
+  if (crc != crc32c(body)) return Error::generic("checksum mismatch");
   Program prog;
   prog.insns.resize(count);
   std::memcpy(prog.insns.data(), body.data(), body.size());

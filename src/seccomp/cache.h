@@ -17,13 +17,19 @@ namespace berth::seccomp::cache {
 // libseccomp (e.g. a change to the ENOSYS prologue): old entries then simply miss.
 inline constexpr uint32_t kFormatVersion = 1;
 inline constexpr size_t kMaxEntries = 64;
-// Entry header: magic, format version, instruction count, SHA-256(key || body).
+// Entry header (host byte order): magic, format version, instruction count, the key's 32
+// bytes (an entry renamed to another key is refused), CRC-32C of the body, 4 zero bytes.
 inline constexpr std::string_view kMagic = "BERTHBPF";
-inline constexpr size_t kHeaderSize = 8 + 4 + 4 + 32;
+inline constexpr size_t kHeaderSize = 8 + 4 + 4 + 32 + 4 + 4;
 
 // Hex SHA-256 of the profile as it matters to the filter (flags and listener fields do not:
 // they only act at load), the libseccomp version, the native arch and kFormatVersion.
 std::string key(const spec::Seccomp& profile);
+
+// CRC-32C (Castagnoli): catches truncation and corruption. It is no defence against a
+// forger, and needs not be: whoever can write the cache directory already runs as the
+// user who owns it (see open_dir in cache.cc).
+uint32_t crc32c(std::string_view bytes);
 
 std::string encode(const std::string& key, const Program& program);
 // The program, or an error saying why bytes are not a valid entry for key.

@@ -124,9 +124,11 @@ Result<Program> export_program(scmp_filter_ctx ctx) {
   int rc = seccomp_export_bpf(ctx, fd.get());
   if (rc < 0) return Error::sys(-rc, "seccomp: export BPF");
   if (::lseek(fd.get(), 0, SEEK_SET) < 0) return Error::sys(errno, "seccomp: rewind exported BPF");
-  BERTH_ASSIGN(std::string raw, file::read_fd(fd.get(), BPF_MAXINSNS * sizeof(sock_filter) + 1));
+  // Generous cap: an oversized filter is reported below with its instruction count.
+  BERTH_ASSIGN(std::string raw, file::read_fd(fd.get(), 64 * BPF_MAXINSNS * sizeof(sock_filter)));
   if (raw.empty() || raw.size() % sizeof(sock_filter) != 0)
-    return Error::generic("seccomp: libseccomp exported " + std::to_string(raw.size()) + " bytes, not whole instructions");
+    return Error::generic("seccomp: libseccomp exported " + std::to_string(raw.size()) +
+                          " bytes, not whole instructions");
   Program prog;
   prog.insns.resize(raw.size() / sizeof(sock_filter));
   std::memcpy(prog.insns.data(), raw.data(), raw.size());

@@ -135,6 +135,16 @@ TEST(SeccompCompile, RuleRepeatingTheDefaultIsSkipped) {
   EXPECT_TRUE(prog) << prog.error().message();
 }
 
+TEST(SeccompCompile, FilterLargerThanTheKernelTakesIsRefused) {
+  spec::Seccomp p = profile("SCMP_ACT_ALLOW", {});
+  for (uint64_t v = 0; v < 4200; ++v)
+    p.syscalls.push_back(rule({"getpriority"}, "SCMP_ACT_ERRNO", 1, {arg(1, "SCMP_CMP_EQ", v)}));
+  auto prog = compile(p);
+  ASSERT_FALSE(prog) << prog->insns.size();
+  EXPECT_EQ(prog.error().kind(), ErrorKind::kUnsupported);
+  EXPECT_NE(prog.error().message().find("the kernel takes at most 4096"), std::string::npos) << prog.error().message();
+}
+
 void expect_invalid(const spec::Seccomp& p, const std::string& fragment) {
   auto prog = compile(p);
   ASSERT_FALSE(prog);
