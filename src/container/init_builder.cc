@@ -7,6 +7,8 @@
 #include <sched.h>
 #include <sys/stat.h>
 
+#include "container/device_modules.h"
+#include "container/extend.h"
 #include "linux/rootfs/plan.h"
 #include "linux/sysctl.h"
 #include "util/log.h"
@@ -112,6 +114,9 @@ Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const Crea
   ctx.cgroups = cg.mount_dirs;
   ctx.cgroup_links = cg.mount_links;
   BERTH_ASSIGN(auto plan, linux::rootfs::plan_rootfs(spec, ctx));
+  // Device modules (GPUs, RDMA, CDI) extend the plan, the process and the device rules.
+  BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, ctx.new_user_ns));
+  merge_edits(edits, plan, c.process, b->device_rules, ctx.new_user_ns);
   c.rootfs = std::move(plan);
   return b;
 }

@@ -18,6 +18,7 @@ Status refuse_unsupported(const spec::Spec& spec);
 struct BuiltInit {
   process::InitConfig cfg;
   linux::NamespacePlan ns;
+  std::vector<spec::DeviceRule> device_rules;  // added by device modules, for the cgroup
 };
 
 // `rootfs` is the absolute host path of root.path; `cg` gives the cgroup mount view.

@@ -54,6 +54,10 @@ Status Applier::prepare() {
   struct stat st;
   if (::fstat(dev_null_.get(), &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
     return Error::generic("/dev/null on the host is not the null device (1:3)");
+  for (const auto& e : plan_.exec_after_pivot) {
+    BERTH_ASSIGN(UniqueFd fd, sys_.openat(AT_FDCWD, e.host_binary, O_PATH, 0));
+    programs_.push_back(std::move(fd));
+  }
   return ok();
 }
 
@@ -64,6 +68,7 @@ Status Applier::mounts() {
                                                : mount_filesystem(m);
     BERTH_TRY(std::move(st).with_context([&] { return "mount " + m.destination; }));
   }
+  for (const auto& o : plan_.overlays) BERTH_TRY(mount_overlay(o).context("overlay " + o.path));
   return ok();
 }
 

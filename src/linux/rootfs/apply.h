@@ -39,11 +39,15 @@ class Applier {
                       bool recursive);
   Status mask(const std::string& path);
   Status make_readonly(const std::string& path);
+  Status write_file(int base_fd, const FileStep& f);
+  Status mount_overlay(const OverlayStep& o);
+  Status run_after_pivot(size_t index);
 
   Sys& sys_;
   const RootfsPlan& plan_;
   UniqueFd root_;      // the rootfs (before pivot) or "/" (after)
   UniqueFd dev_null_;  // the host's /dev/null, verified 1:3, for masking (CVE-2025-31133)
+  std::vector<UniqueFd> programs_;  // exec_after_pivot binaries, opened on the host
 };
 
 }  // namespace berth::linux::rootfs

@@ -31,6 +31,7 @@ mode_t type_bits(char t) {
 Status Applier::devices() {
   for (const auto& d : plan_.devices) BERTH_TRY(make_device(d).with_context([&] { return "device " + d.path; }));
   for (const auto& l : plan_.links) BERTH_TRY(make_link(l, root_.get()));
+  for (const auto& f : plan_.files) BERTH_TRY(write_file(root_.get(), f).context("write " + f.path));
   return ok();
 }
 

@@ -13,6 +13,7 @@ namespace berth::linux::rootfs {
 Status Applier::after_pivot() {
   for (const auto& p : plan_.readonly_paths) BERTH_TRY(make_readonly(p).context("readonly path " + p));
   for (const auto& p : plan_.masked_paths) BERTH_TRY(mask(p).context("masked path " + p));
+  for (size_t i = 0; i < plan_.exec_after_pivot.size(); ++i) BERTH_TRY(run_after_pivot(i));
   if (plan_.readonly) {
     mount_attr attr{};
     attr.attr_set = MOUNT_ATTR_RDONLY;

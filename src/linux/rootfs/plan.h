@@ -44,6 +44,27 @@ struct LinkStep {
   std::string path;    // container path
 };
 
+struct FileStep {
+  std::string path;  // container path; parents are created
+  std::string content;
+  mode_t mode = 0644;
+};
+
+// A read-only tmpfs at `path` holding `files` (relative names), with `binds` (host path →
+// path inside it) attached after: how a device module hides part of procfs.
+struct OverlayStep {
+  std::string path;
+  std::vector<FileStep> files;
+  std::vector<std::pair<std::string, std::string>> binds;
+};
+
+// A host program run inside the container after pivot_root (ldconfig): opened before the
+// pivot, executed with fexecve in a forked child with an empty environment.
+struct ExecStep {
+  std::string host_binary;
+  std::vector<std::string> args;  // argv[1..]
+};
+
 // One directory the container should see under a "cgroup" mount: its name under the mount
 // point ("cpu,cpuacct", "unified", or "" for a v2-only host) and the host directory of the
 // container's cgroup in that hierarchy.
@@ -54,7 +75,9 @@ struct CgroupDir {
   std::string options;  // controller list for a fresh v1 mount in a cgroup namespace
 };
 
-// Host facts the plan depends on (found by the caller, not by the plan).
+// Host facts the plan depends on (found by the caller, not by the plan). Device modules
+// extend a finished plan through container/extend.cc: binds are appended to `mounts`,
+// nodes to `devices`, and `files`, `overlays`, `exec_after_pivot` take the rest.
 struct PlanContext {
   std::string rootfs;          // absolute host path of root.path
   bool new_user_ns = false;
@@ -83,10 +106,13 @@ struct RootfsPlan {
   bool setup_dev = true;
   std::vector<DeviceStep> devices;
   std::vector<LinkStep> links;
+  std::vector<FileStep> files;         // extension files, written before pivot
+  std::vector<OverlayStep> overlays;   // extension overlays, after mounts
   bool console = false;
   // Phase "after pivot".
   std::vector<std::string> readonly_paths;
   std::vector<std::string> masked_paths;
+  std::vector<ExecStep> exec_after_pivot;  // extension programs (ldconfig)
 };
 
 Result<RootfsPlan> plan_rootfs(const spec::Spec& spec, const PlanContext& ctx);

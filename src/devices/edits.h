@@ -1,0 +1,79 @@
+// What a device module (nvidia, rdma, cdi) may add to a container: the extension point of
+// the rootfs plan and of the cgroup device list. Modules compute Edits from the spec and
+// their view of the host; they never touch the system. merge_edits() (container/extend.cc)
+// folds them into the RootfsPlan, the process and the cgroup rules before the init runs, so
+// everything happens in the container's mount namespace before pivot_root, where the host
+// and <rootfs> are both visible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "berth/spec.h"
+
+namespace berth::devices {
+
+struct DeviceNode {
+  std::string container_path;  // /dev/nvidia0
+  std::string host_path;       // bound from here in a user namespace (no mknod there)
+  char type = 'c';
+  uint32_t major = 0, minor = 0;
+  uint32_t mode = 0666;
+  uint32_t uid = 0, gid = 0;
+  std::string access = "rwm";  // for the cgroup allow rule
+};
+
+struct BindMount {
+  std::string host_path;
+  std::string container_path;
+  std::vector<std::string> options;  // e.g. ro, nosuid, nodev, bind
+};
+
+struct Symlink {
+  std::string target;          // link content
+  std::string container_path;  // where the link is created
+};
+
+struct File {
+  std::string container_path;  // created (with parents) before pivot_root
+  std::string content;
+  uint32_t mode = 0644;
+};
+
+// A read-only tmpfs over a container path, populated with files, then selected host paths
+// bound back into it (procfs masking of /proc/driver/nvidia).
+struct Overlay {
+  std::string container_path;
+  std::vector<File> files;               // paths relative to container_path
+  std::vector<BindMount> binds;          // bound into it after the files are written
+};
+
+// ldconfig run inside the container after pivot_root, from a fd of the host's binary opened
+// before the pivot, in a forked child with a clean environment.
+struct Ldconfig {
+  std::string host_binary;
+  std::vector<std::string> args;  // argv[1..]
+};
+
+struct Edits {
+  std::vector<std::string> env;             // appended to process.env (NAME=value)
+  std::vector<DeviceNode> nodes;
+  std::vector<BindMount> mounts;            // after the spec's mounts, in order
+  std::vector<Symlink> symlinks;
+  std::vector<File> files;
+  std::vector<Overlay> overlays;            // after mounts (so /proc exists)
+  std::vector<uint32_t> additional_gids;
+  std::vector<spec::DeviceRule> extra_rules;  // cgroup rules beyond one per node
+  std::vector<Ldconfig> ldconfig;
+
+  bool empty() const {
+    return env.empty() && nodes.empty() && mounts.empty() && symlinks.empty() && files.empty() &&
+           overlays.empty() && additional_gids.empty() && extra_rules.empty() && ldconfig.empty();
+  }
+};
+
+// Appends b to a (used when several modules contribute).
+void append(Edits& a, const Edits& b);
+
+}  // namespace berth::devices

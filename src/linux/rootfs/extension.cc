@@ -1,0 +1,76 @@
+// Applying what device modules add to the plan: files written before pivot, read-only
+// tmpfs overlays with files and host binds (procfs masking), and host programs run inside
+// the container after pivot (ldconfig) from fds opened on the host.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "linux/paths.h"
+#include "linux/rootfs/apply.h"
+#include "util/file.h"
+
+namespace berth::linux::rootfs {
+namespace {
+
+std::string parent_of(const std::string& p) {
+  auto pos = p.rfind('/');
+  return pos == 0 || pos == std::string::npos ? "/" : p.substr(0, pos);
+}
+
+}  // namespace
+
+Status Applier::write_file(int base_fd, const FileStep& f) {
+  BERTH_ASSIGN(UniqueFd dir, make_in_root(sys_, base_fd, parent_of(f.path), Leaf::kDirectory));
+  std::string name = f.path.substr(f.path.rfind('/') + 1);
+  BERTH_ASSIGN(UniqueFd fd, sys_.openat(dir.get(), name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, f.mode));
+  BERTH_TRY(sys_.write_fd(fd.get(), f.content));
+  return sys_.fchmodat(fd.get(), "", f.mode);
+}
+
+Status Applier::mount_overlay(const OverlayStep& o) {
+  BERTH_ASSIGN(UniqueFd dest, make_in_root(sys_, root_.get(), o.path, Leaf::kDirectory));
+  BERTH_TRY(sys_.mount("tmpfs", fd_path(dest.get()), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555"));
+  BERTH_ASSIGN(UniqueFd top, resolve_in_root(sys_, root_.get(), o.path, O_PATH | O_DIRECTORY));
+  for (const auto& f : o.files) {
+    FileStep inside = f;
+    inside.path = "/" + f.path;
+    BERTH_TRY(write_file(top.get(), inside));
+  }
+  for (const auto& [host, rel] : o.binds) {
+    BERTH_ASSIGN(UniqueFd at, make_in_root(sys_, top.get(), "/" + rel, Leaf::kDirectory));
+    BERTH_TRY(attach_clone(AT_FDCWD, host, at.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false)
+                  .context("bind " + host));
+  }
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY;
+  return sys_.mount_setattr(top.get(), "", AT_EMPTY_PATH, attr);
+}
+
+Status Applier::run_after_pivot(size_t index) {
+  const ExecStep& e = plan_.exec_after_pivot[index];
+  std::vector<std::string> args = {e.host_binary};
+  args.insert(args.end(), e.args.begin(), e.args.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  char* envp[] = {nullptr};
+  int fd = programs_[index].get();
+  pid_t pid = ::fork();
+  if (pid < 0) return Error::sys(errno, "fork");
+  if (pid == 0) {
+    // A clean environment: nothing the image controls (LD_PRELOAD...) reaches a host binary.
+    ::syscall(SYS_execveat, fd, "", argv.data(), envp, AT_EMPTY_PATH);
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return Error::generic(e.host_binary + " inside the container failed (status " + std::to_string(status) + ")");
+  return ok();
+}
+
+}  // namespace berth::linux::rootfs
