@@ -1,0 +1,157 @@
+// Integration test harness (see harness.h).
+#include "support/harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace berth::test {
+
+std::string berth_binary() {
+  if (const char* b = std::getenv("BERTH_TEST_BINARY")) return b;
+  return BERTH_BINARY;
+}
+
+std::string source_dir() { return BERTH_SOURCE_DIR; }
+
+bool have_runc() { return ::access("/usr/sbin/runc", X_OK) == 0 || ::access("/usr/bin/runc", X_OK) == 0; }
+
+CmdResult run_cmd(const std::vector<std::string>& argv, const std::string& input, int timeout_s,
+                  const std::vector<std::string>& extra_env) {
+  int in[2], out[2], err[2];
+  if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC)) return {};
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    ::setpgid(0, 0);
+    for (const auto& e : extra_env) ::putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  (void)!::write(in[1], input.data(), input.size());
+  ::close(in[1]);
+  CmdResult r;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  bool o_open = true, e_open = true;
+  while (o_open || e_open) {
+    struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+    if (left <= 0) break;
+    if (::poll(fds, 2, left) <= 0) continue;
+    char buf[4096];
+    for (int i = 0; i < 2; ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) (i ? e_open : o_open) = false;
+      else (i ? r.err : r.out).append(buf, static_cast<size_t>(n));
+    }
+  }
+  if (o_open || e_open) ::kill(-pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(out[0]);
+  ::close(err[0]);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+TempDir::TempDir(const std::string& prefix) {
+  std::string tmpl = "/tmp/" + prefix + ".XXXXXX";
+  char* p = ::mkdtemp(tmpl.data());
+  path_ = p ? p : "";
+  ::chmod(path_.c_str(), 0755);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (!path_.empty()) fs::remove_all(path_, ec);
+}
+
+namespace {
+
+// Builds the busybox rootfs once per test process and copies it for each bundle.
+const std::string& rootfs_template() {
+  static std::string dir;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    static TempDir t("berth-rootfs");
+    dir = t.path() + "/rootfs";
+    std::string script =
+        "set -e; d=" + dir + "; mkdir -p $d/bin $d/sbin $d/usr/bin $d/usr/sbin $d/etc $d/proc $d/sys "
+        "$d/dev $d/tmp $d/root $d/run $d/var/tmp $d/home; cp /bin/busybox $d/bin/busybox; "
+        "for a in $(/bin/busybox --list); do ln -sf busybox $d/bin/$a; done; "
+        "printf 'root:x:0:0:root:/root:/bin/sh\\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\\n"
+        "user:x:1000:1000:user:/home/user:/bin/sh\\n' > $d/etc/passwd; "
+        "printf 'root:x:0:\\nnogroup:x:65534:\\nuser:x:1000:\\nextra:x:2000:user\\n' > $d/etc/group; "
+        "chmod 1777 $d/tmp $d/var/tmp";
+    auto r = run_cmd({"/bin/sh", "-c", script});
+    if (r.code != 0) dir.clear();
+  });
+  return dir;
+}
+
+}  // namespace
+
+Bundle::Bundle() : dir_("berth-bundle") {
+  run_cmd({"cp", "-a", rootfs_template(), dir_.path() + "/rootfs"});
+  spec_ = spec::default_spec(false);
+  spec_.process->terminal = false;
+  spec_.process->args = {"sh", "-c", "true"};
+  spec_.root->readonly = false;
+}
+
+Bundle& Bundle::script(const std::string& s) {
+  spec_.process->args = {"sh", "-c", s};
+  return *this;
+}
+
+void Bundle::write() const {
+  std::ofstream f(dir_.path() + "/config.json");
+  f << spec::to_json(spec_, true);
+}
+
+Runtime::Runtime(std::string binary) : binary_(std::move(binary)), root_("berth-root") {}
+
+Runtime::~Runtime() {
+  auto ids = (*this)({"list", "-q"});
+  std::istringstream in(ids.out);
+  std::string id;
+  while (std::getline(in, id))
+    if (!id.empty()) (*this)({"delete", "--force", id});
+}
+
+CmdResult Runtime::operator()(const std::vector<std::string>& args, const std::string& input, int timeout_s) const {
+  std::vector<std::string> argv = {binary_, "--root", root_.path()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_cmd(argv, input, timeout_s);
+}
+
+std::vector<std::string> mount_lines() {
+  std::ifstream f("/proc/self/mountinfo");
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(f, line)) out.push_back(line);
+  return out;
+}
+
+}  // namespace berth::test
