@@ -32,8 +32,12 @@ Result<std::string> Dir::read(std::string_view file) const {
   return file::read_fd(fd.get(), 1u << 20).context("read " + join_path(path_, file));
 }
 
+// O_TRUNC is ignored by cgroupfs (as for `echo v > file`) but lets a test tree of plain
+// files hold exactly the last value written.
+constexpr int kWriteFlags = O_WRONLY | O_TRUNC | O_CLOEXEC;
+
 Status Dir::write(std::string_view file, std::string_view value) const {
-  UniqueFd fd(::openat(fd_, std::string(file).c_str(), O_WRONLY | O_CLOEXEC));
+  UniqueFd fd(::openat(fd_, std::string(file).c_str(), kWriteFlags));
   if (!fd) return Error::sys(errno, "open " + join_path(path_, file));
   ssize_t n;
   do n = ::write(fd.get(), value.data(), value.size()); while (n < 0 && errno == EINTR);
@@ -59,7 +63,7 @@ Result<std::map<std::string, uint64_t>> Dir::read_keyed(std::string_view file) c
 
 Status write_field(const Dir& dir, std::string_view file, std::string_view value,
                    std::string_view field) {
-  UniqueFd fd(::openat(dir.fd(), std::string(file).c_str(), O_WRONLY | O_CLOEXEC));
+  UniqueFd fd(::openat(dir.fd(), std::string(file).c_str(), kWriteFlags));
   if (!fd) {
     int e = errno;
     if (e == ENOENT)

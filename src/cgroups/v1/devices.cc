@@ -27,7 +27,7 @@ class Writer {
     UniqueFd& fd = w.allow ? allow_ : deny_;
     const char* file = w.allow ? "devices.allow" : "devices.deny";
     if (!fd) {
-      fd.reset(::openat(d_.fd(), file, O_WRONLY | O_CLOEXEC));
+      fd.reset(::openat(d_.fd(), file, O_WRONLY | O_TRUNC | O_CLOEXEC));
       if (!fd) return Error::sys(errno, "open " + d_.path() + "/" + file).context(kField);
     }
     ssize_t n;
