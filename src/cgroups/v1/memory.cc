@@ -98,8 +98,13 @@ Status set(const Dir& d, const SetContext& ctx) {
     BERTH_TRY(check_before_update(d, limit, swap));
   BERTH_TRY(set_limit_and_swap(d, limit, swap));
   if (int64_t k = m.kernel.value_or(0)) BERTH_TRY(set_kernel(d, k));
-  if (int64_t t = m.kernel_tcp.value_or(0))
-    BERTH_TRY(write_field(d, "memory.kmem.tcp.limit_in_bytes", std::to_string(t), field("kernelTCP")));
+  if (int64_t t = m.kernel_tcp.value_or(0)) {
+    // Kernels without kmem accounting (cgroup.memory=nokmem) have no such file: a warning.
+    if (d.exists("memory.kmem.tcp.limit_in_bytes"))
+      BERTH_TRY(write_field(d, "memory.kmem.tcp.limit_in_bytes", std::to_string(t), field("kernelTCP")));
+    else
+      log::warn(field("kernelTCP") + ": kernel TCP memory limits are not supported by this kernel; ignored");
+  }
   if (int64_t r = m.reservation.value_or(0))
     BERTH_TRY(write_field(d, "memory.soft_limit_in_bytes", std::to_string(r), field("reservation")));
   if (m.disable_oom_killer.value_or(false))

@@ -53,6 +53,20 @@ TEST(CgroupsV1Memory, UpdateZeroMeansUnchanged) {
   EXPECT_EQ(f.file("memory", "memory.memsw.limit_in_bytes"), "-1");
 }
 
+TEST(CgroupsV1Memory, KernelLimitsWithoutKernelSupportOnlyWarn) {
+  CgroupFixture f(Layout::kV1);
+  f.tree.add_cgroup("/berth/c1");
+  f.remove_file("memory", "memory.kmem.limit_in_bytes");
+  f.remove_file("memory", "memory.kmem.tcp.limit_in_bytes");
+  spec::Resources r;
+  r.memory.emplace();
+  r.memory->kernel = 1 << 20;
+  r.memory->kernel_tcp = 1 << 20;
+  auto m = f.create(r);
+  EXPECT_TRUE(m) << failure(m);
+  EXPECT_FALSE(f.tree.exists(f.tree.file("memory", "/berth/c1", "memory.kmem.limit_in_bytes")));
+}
+
 TEST(CgroupsV1Memory, Refusals) {
   CgroupFixture f(Layout::kV1);
   auto m = f.create(spec::Resources{});
