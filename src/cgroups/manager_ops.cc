@@ -24,6 +24,14 @@ Status Manager::apply_v1(const SetContext& ctx) {
   }
   for (const auto* c : v1::controllers()) {
     Dir d = dir(c->name);
+    if (!d.valid() && c == &v1::kDevices && layout_ == Layout::kHybrid && ctx.devices) {
+      // A hybrid host without the v1 devices hierarchy can still filter devices: with the
+      // eBPF program on the container's cgroup2 directory.
+      if (Dir u = dir(""); u.valid()) {
+        BERTH_TRY(v2::kDevices.set(u, ctx));
+        continue;
+      }
+    }
     if (!d.valid()) {
       std::string field = c->first_field(ctx);
       if (field.empty()) continue;

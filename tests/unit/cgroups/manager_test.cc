@@ -130,6 +130,19 @@ TEST(CgroupsManager, StatsDocumentParses) {
   }
 }
 
+TEST(CgroupsManager, DevicesFallBackToEbpfOnHybridWithoutV1Devices) {
+  CgroupFixture f(Layout::kHybrid, {"cpu", "memory", "name=systemd"});
+  auto m = f.create(spec::Resources{}, {parse_rule("a", false).value()});
+  // A plain directory of the fake tree is no cgroup: loading or attaching fails, which
+  // shows the eBPF path was taken for the cgroup2 directory.
+  ASSERT_FALSE(m);
+  EXPECT_NE(failure(m).find("linux.resources.devices"), std::string::npos) << failure(m);
+  EXPECT_NE(failure(m).find("bpf("), std::string::npos) << failure(m);
+  CgroupFixture v1(Layout::kV1, {"cpu", "memory"});
+  EXPECT_EQ(failure(v1.create(spec::Resources{}, {parse_rule("a", false).value()})),
+            "linux.resources.devices: not supported on this host (no devices cgroup controller is mounted)");
+}
+
 TEST(CgroupsManager, FreezerFallsBackToCgroup2OnHybridWithoutV1Freezer) {
   CgroupFixture f(Layout::kHybrid, {"cpu", "memory", "name=systemd"});
   auto m = f.create(spec::Resources{});
