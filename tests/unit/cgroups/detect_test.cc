@@ -16,7 +16,7 @@ constexpr const char* kHybrid =
     "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
     "40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
     "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
-constexpr const char* kHybridSelf = "9:name=systemd:/\n4:memory:/process_api/abc\n2:cpuacct:/\n1:cpu:/\n0::/\n";
+constexpr const char* kHybridSelf = "9:name=systemd:/\n4:memory:/system.slice/ssh.service\n2:cpuacct:/\n1:cpu:/\n0::/\n";
 
 TEST(CgroupsDetect, Hybrid) {
   auto h = parse_host(kHybrid, kHybridSelf);
@@ -27,7 +27,7 @@ TEST(CgroupsDetect, Hybrid) {
   EXPECT_EQ(h->unified->mountpoint, "/sys/fs/cgroup/unified");
   const auto* mem = h->find_v1("memory");
   ASSERT_NE(mem, nullptr);
-  EXPECT_EQ(mem->own, "/process_api/abc");
+  EXPECT_EQ(mem->own, "/system.slice/ssh.service");
   EXPECT_NE(h->find_v1("name=systemd"), nullptr);
   EXPECT_EQ(h->find_v1("pids"), nullptr);
 }

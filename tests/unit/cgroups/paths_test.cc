@@ -45,9 +45,9 @@ TEST(CgroupsPaths, EmptyPathMeansTheId) {
 }
 
 TEST(CgroupsPaths, V1RelativeJoinsTheCallersCgroup) {
-  Hierarchy h{{"memory"}, "/sys/fs/cgroup/memory", "/", "/process_api/abc"};
+  Hierarchy h{{"memory"}, "/sys/fs/cgroup/memory", "/", "/system.slice/ssh.service"};
   Host host;
-  EXPECT_EQ(hierarchy_path(host, h, "c1", false), "/process_api/abc/c1");
+  EXPECT_EQ(hierarchy_path(host, h, "c1", false), "/system.slice/ssh.service/c1");
   EXPECT_EQ(hierarchy_path(host, h, "/abs/c1", false), "/abs/c1");
   // A mount of a subtree: /proc/self/cgroup paths are relative to the hierarchy's root.
   Hierarchy sub{{"pids"}, "/sys/fs/cgroup/pids", "/sub", "/sub/b"};
