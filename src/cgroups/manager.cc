@@ -1,0 +1,161 @@
+// Manager placement and lifecycle: create (mkdir in every hierarchy, linux.cgroupsPath
+// resolution, cpuset inheritance), load from state paths, add_process, pids, destroy.
+#include "cgroups/manager.h"
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "cgroups/paths.h"
+#include "cgroups/v1/v1.h"
+#include "cgroups/v2/v2.h"
+#include "util/rollback.h"
+
+namespace berth::cgroups {
+namespace {
+
+bool known_v1(const Hierarchy& h) {
+  for (const auto* c : v1::controllers())
+    if (h.has(c->name)) return true;
+  return false;
+}
+
+bool permission_error(int e) { return e == EPERM || e == EACCES || e == EROFS; }
+
+Result<UniqueFd> open_dir(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return Error::sys(errno, "open " + path);
+  return fd;
+}
+
+}  // namespace
+
+Result<Manager> Manager::create(const Config& cfg) {
+  const Host* host = cfg.host;
+  if (!host) {
+    const auto& probed = cgroups::host();
+    if (!probed) return probed.error();
+    host = &*probed;
+  }
+  BERTH_ASSIGN(std::string path, container_path(*host, cfg.cgroups_path, cfg.id, cfg.systemd));
+  Manager m;
+  m.layout_ = host->layout;
+  m.rootless_ = cfg.rootless;
+  m.explicit_path_ = !cfg.cgroups_path.empty();
+  Rollback undo;
+  // mkdir one hierarchy; undo removes what it made, leaf first.
+  auto place = [&](const Hierarchy& h, std::vector<std::string> names, bool v2) -> Status {
+    std::string mount = host->prefix + h.mountpoint;
+    std::string rel = hierarchy_path(*host, h, path, host->layout == Layout::kV2);
+    auto made = v2 ? v2::make_path(mount, rel) : make_dirs(mount, rel);
+    if (!made) {
+      // Rootless without an explicit path: a hierarchy we may not write is left out (runc).
+      if (cfg.rootless && cfg.cgroups_path.empty() && permission_error(made.error().err())) return ok();
+      return std::move(made).error().context("create cgroup");
+    }
+    undo.push([created = *made] {
+      for (auto it = created.rbegin(); it != created.rend(); ++it) ::rmdir(it->c_str());
+    });
+    if (!v2 && h.has("cpuset")) BERTH_TRY(v1::cpuset_inherit(mount, rel).context("create cgroup"));
+    BERTH_ASSIGN(auto fd, open_dir(host->dir(h, rel)));
+    m.hiers_.push_back({std::move(names), host->dir(h, rel), std::move(fd)});
+    return ok();
+  };
+  for (const auto& h : host->v1)
+    if (known_v1(h)) BERTH_TRY(place(h, h.controllers, false));
+  if (host->unified) BERTH_TRY(place(*host->unified, {""}, host->layout == Layout::kV2));
+  static const spec::Resources kNone;
+  const auto* devices = cfg.device_rules.empty() ? nullptr : &cfg.device_rules;
+  BERTH_TRY(m.apply(cfg.resources ? *cfg.resources : kNone, devices, false));
+  undo.commit();
+  return m;
+}
+
+Result<Manager> Manager::load(const std::map<std::string, std::string>& paths) {
+  if (paths.empty()) return Error::generic("cgroups: no cgroup paths in the container's state");
+  Manager m;
+  bool unified = false, v1 = false;
+  for (const auto& [name, path] : paths) {
+    if (path.empty() || path.front() != '/')
+      return Error::generic("cgroups: invalid path \"" + path + "\" for \"" + name + "\"");
+    (name.empty() ? unified : v1) = true;
+    auto it = std::find_if(m.hiers_.begin(), m.hiers_.end(), [&](const Hier& h) { return h.path == path; });
+    if (it != m.hiers_.end()) it->names.push_back(name);
+    else m.hiers_.push_back({{name}, path, UniqueFd()});
+  }
+  m.layout_ = unified ? (v1 ? Layout::kHybrid : Layout::kV2) : Layout::kV1;
+  // The unified hierarchy last, as create() orders them.
+  std::stable_partition(m.hiers_.begin(), m.hiers_.end(),
+                        [](const Hier& h) { return !(h.names.size() == 1 && h.names[0].empty()); });
+  return m;
+}
+
+std::map<std::string, std::string> Manager::paths() const {
+  std::map<std::string, std::string> out;
+  for (const auto& h : hiers_)
+    for (const auto& n : h.names) out[n] = h.path;
+  return out;
+}
+
+Dir Manager::dir(std::string_view controller) const {
+  for (const auto& h : hiers_) {
+    if (std::find(h.names.begin(), h.names.end(), controller) == h.names.end()) continue;
+    if (!h.fd) h.fd.reset(::open(h.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    return Dir(h.fd.get(), h.path);
+  }
+  return Dir();
+}
+
+int Manager::v2_dir_fd() const {
+  if (layout_ != Layout::kV2) return -1;
+  return dir("").fd();
+}
+
+// The kernel refuses (EINVAL) a task still in TASK_NEW; runc retries such writes.
+static Status write_pid(const Dir& d, pid_t pid) {
+  std::string value = std::to_string(pid);
+  for (int i = 0;; ++i) {
+    auto st = d.write("cgroup.procs", value);
+    if (st || st.error().err() != EINVAL || i == 4) return st;
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    ::nanosleep(&ts, nullptr);
+  }
+}
+
+Status Manager::add_process(pid_t pid) {
+  for (const auto& h : hiers_) {
+    Dir d = dir(h.names.front());
+    if (!d.valid()) return Error::sys(errno, "open " + h.path).context("add process to cgroup");
+    auto st = write_pid(d, pid);
+    if (!st) {
+      if (rootless_ && !explicit_path_ && permission_error(st.error().err())) continue;
+      return std::move(st).context("add process " + std::to_string(pid) + " to cgroup");
+    }
+  }
+  return ok();
+}
+
+Result<std::vector<pid_t>> Manager::pids() const {
+  // Any hierarchy lists every process; runc reads the devices one on v1.
+  for (const char* c : {"", "devices", "freezer", "pids", "memory", "cpu"})
+    for (const auto& h : hiers_)
+      if (std::find(h.names.begin(), h.names.end(), c) != h.names.end()) return list_pids(h.path);
+  if (!hiers_.empty()) return list_pids(hiers_.front().path);
+  return std::vector<pid_t>();
+}
+
+Status Manager::destroy() {
+  std::optional<Error> first;
+  for (auto& h : hiers_) {
+    h.fd.reset();
+    auto st = remove_cgroup(h.path);
+    if (!st && !first) first = std::move(st).error();
+  }
+  if (first) return std::move(*first).context("remove cgroups");
+  return ok();
+}
+
+}  // namespace berth::cgroups

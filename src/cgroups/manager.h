@@ -1,0 +1,93 @@
+// berth::cgroups::Manager: a container's cgroups on any host layout (v1, pure v2, hybrid),
+// with berth's own cgroupfs driver (no systemd). create() places the container (linux.
+// cgroupsPath, runc's rules) and writes the limits that are set; load() rebuilds it from
+// the paths kept in the container's state; the rest is what create/start/exec/kill/pause/
+// update/events/delete need. One directory fd per hierarchy, opened once; mountinfo is read
+// once per process (detect.h), never per operation.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "berth/result.h"
+#include "berth/spec.h"
+#include "cgroups/common/device_rule.h"
+#include "cgroups/controller.h"
+#include "cgroups/detect.h"
+#include "cgroups/fs.h"
+#include "cgroups/stats.h"
+#include "util/unique_fd.h"
+
+namespace berth::cgroups {
+
+struct Config {
+  std::string cgroups_path;  // linux.cgroupsPath; empty → "<caller's cgroup>/<id>"
+  std::string id;
+  const spec::Resources* resources = nullptr;  // may be null
+  // The final list: the spec's rules, then default_allowed_devices(), then GPU/RDMA rules
+  // (runc's order). Empty leaves the device controller alone.
+  std::vector<DeviceRule> device_rules;
+  bool systemd = false;   // --systemd-cgroup: refused (see paths.h)
+  bool rootless = false;  // no explicit path: hierarchies we may not write are skipped
+  const Host* host = nullptr;  // null: this machine; tests pass a fake tree's Host
+};
+
+class Manager {
+ public:
+  Manager(Manager&&) = default;
+  Manager& operator=(Manager&&) = default;
+
+  // mkdir in every hierarchy, copy cpuset from the parents (v1), write the limits. On
+  // failure every directory it made is removed again.
+  static Result<Manager> create(const Config& config);
+  // From the state's paths (controller → dir, "" = unified). Opens nothing yet.
+  static Result<Manager> load(const std::map<std::string, std::string>& paths);
+
+  Layout layout() const { return layout_; }
+  // controller ("" = unified) → absolute directory; co-mounted controllers share one.
+  std::map<std::string, std::string> paths() const;
+  // The unified directory for clone3(CLONE_INTO_CGROUP) on a pure v2 host; -1 on v1 and
+  // hybrid (where the v1 hierarchies need add_process anyway).
+  int v2_dir_fd() const;
+
+  // Writes pid to cgroup.procs of every hierarchy (v1, hybrid; v2 without clone3).
+  Status add_process(pid_t pid);
+  Status freeze();
+  Status thaw();
+  Result<bool> frozen() const;
+  // Every process of the container, sub-cgroups included.
+  Result<std::vector<pid_t>> pids() const;
+  // `runc update`: zero or absent fields stay as they are (Docker sends zeros). Device
+  // rules change only when `devices` is given: on v2 the new program replaces the old one
+  // atomically; on v1 only the difference is written.
+  Status update(const spec::Resources& resources, const std::vector<DeviceRule>* devices = nullptr);
+  Result<Stats> stats() const;
+  // Readable on OOM: v1 an eventfd on memory.oom_control (also signalled when the cgroup is
+  // removed); v2 an inotify fd on memory.events. Then read oom_kill_count().
+  Result<UniqueFd> oom_event_fd();
+  Result<uint64_t> oom_kill_count() const;
+  // rmdir everywhere (children first, EBUSY retried briefly); a missing directory is fine.
+  Status destroy();
+
+ private:
+  struct Hier {
+    std::vector<std::string> names;  // v1 controllers sharing the directory; {""} unified
+    std::string path;
+    mutable UniqueFd fd;
+  };
+  Manager() = default;
+  Dir dir(std::string_view controller) const;  // invalid Dir when absent
+  Status apply(const spec::Resources& r, const std::vector<DeviceRule>* devices, bool update);
+  Status apply_v1(const SetContext& ctx);
+  Status apply_v2(const SetContext& ctx);
+
+  Layout layout_ = Layout::kV1;
+  std::vector<Hier> hiers_;  // v1 hierarchies, then the unified one (v2, hybrid)
+  bool rootless_ = false;
+  bool explicit_path_ = false;
+};
+
+}  // namespace berth::cgroups

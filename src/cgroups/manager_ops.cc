@@ -1,0 +1,120 @@
+// Manager operations on a placed container: writing limits (create and update, per
+// layout), pause/resume, statistics and OOM notification.
+#include <cerrno>
+
+#include "cgroups/manager.h"
+#include "cgroups/v1/v1.h"
+#include "cgroups/v2/v2.h"
+
+namespace berth::cgroups {
+
+Status Manager::apply(const spec::Resources& r, const std::vector<DeviceRule>* devices, bool update) {
+  SetContext ctx{r, devices, update};
+  if (layout_ == Layout::kV2) return apply_v2(ctx);
+  return apply_v1(ctx);
+}
+
+Status Manager::apply_v1(const SetContext& ctx) {
+  if (!ctx.r.unified.empty()) {
+    // Hybrid hosts have a cgroup2 directory for the container: unified keys go there.
+    Dir u = dir("");
+    if (layout_ != Layout::kHybrid || !u.valid())
+      return Error::unsupported("linux.resources.unified: cgroup v1 does not support unified resources");
+    BERTH_TRY(v2::set_unified(u, ctx.r.unified));
+  }
+  for (const auto* c : v1::controllers()) {
+    Dir d = dir(c->name);
+    if (!d.valid() && c == &v1::kDevices && layout_ == Layout::kHybrid && ctx.devices) {
+      // A hybrid host without the v1 devices hierarchy can still filter devices: with the
+      // eBPF program on the container's cgroup2 directory.
+      if (Dir u = dir(""); u.valid()) {
+        BERTH_TRY(v2::kDevices.set(u, ctx));
+        continue;
+      }
+    }
+    if (!d.valid()) {
+      std::string field = c->first_field(ctx);
+      if (field.empty()) continue;
+      if (rootless_ && !explicit_path_)
+        return Error::generic("cannot set " + std::string(c->name) +
+                              " limit: container could not join or create cgroup");
+      return missing_controller(field, c->name);
+    }
+    auto st = c->set(d, ctx);
+    // Rootless containers cannot restrict devices; runc ignores that controller's errors.
+    if (!st && !(rootless_ && c == &v1::kDevices)) return st;
+  }
+  return ok();
+}
+
+Status Manager::apply_v2(const SetContext& ctx) {
+  Dir d = dir("");
+  if (!d.valid()) return Error::generic("cgroups: the container has no cgroup v2 directory");
+  for (const auto* c : v2::controllers()) {
+    auto st = c->set(d, ctx);
+    if (!st && !(rootless_ && c == &v2::kDevices)) return st;
+  }
+  // Last, so that an explicit unified value wins over a converted one (runc's order).
+  return v2::set_unified(d, ctx.r.unified);
+}
+
+Status Manager::update(const spec::Resources& r, const std::vector<DeviceRule>* devices) {
+  return apply(r, devices, true).context("update cgroups");
+}
+
+// v1 freezer when the host has it; otherwise the unified cgroup.freeze (pure v2, or a
+// hybrid host without the v1 freezer: cgroup2's freezer works without controllers).
+Status Manager::freeze() {
+  if (Dir f = dir("freezer"); f.valid()) return v1::freeze(f).context("freeze");
+  if (Dir u = dir(""); u.valid()) return v2::freeze(u).context("freeze");
+  return Error::generic("cannot toggle freezer: cgroups not configured for container");
+}
+
+Status Manager::thaw() {
+  if (Dir f = dir("freezer"); f.valid()) return v1::thaw(f).context("thaw");
+  if (Dir u = dir(""); u.valid()) return v2::thaw(u).context("thaw");
+  return Error::generic("cannot toggle freezer: cgroups not configured for container");
+}
+
+Result<bool> Manager::frozen() const {
+  if (Dir f = dir("freezer"); f.valid()) return v1::frozen(f);
+  if (Dir u = dir(""); u.valid()) return v2::frozen(u);
+  return false;
+}
+
+Result<Stats> Manager::stats() const {
+  Stats s;
+  if (layout_ == Layout::kV2) {
+    Dir d = dir("");
+    if (!d.valid()) return Error::sys(errno, "open cgroup").context("stats");
+    for (const auto* c : v2::controllers())
+      if (c->stats) BERTH_TRY(c->stats(d, s).context("stats"));
+    return s;
+  }
+  for (const auto* c : v1::controllers()) {
+    if (!c->stats) continue;
+    Dir d = dir(c->name);
+    if (d.valid()) BERTH_TRY(c->stats(d, s).context("stats"));
+  }
+  return s;
+}
+
+Result<UniqueFd> Manager::oom_event_fd() {
+  if (layout_ != Layout::kV2) {
+    Dir m = dir("memory");
+    if (!m.valid()) return Error::generic("cgroups: no memory cgroup for OOM notification");
+    return v1::oom_eventfd(m);
+  }
+  return v2::oom_watch(dir(""));
+}
+
+Result<uint64_t> Manager::oom_kill_count() const {
+  if (layout_ != Layout::kV2) {
+    Dir m = dir("memory");
+    if (!m.valid()) return Error::generic("cgroups: no memory cgroup");
+    return v1::oom_kill_count(m);
+  }
+  return v2::oom_kill_count(dir(""));
+}
+
+}  // namespace berth::cgroups
