@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,24 +52,32 @@ CmdResult run_cmd(const std::vector<std::string>& argv, const std::string& input
   (void)!::write(in[1], input.data(), input.size());
   ::close(in[1]);
   CmdResult r;
+  // Wait for the command itself, not for EOF: a container created by it inherits the
+  // pipes and may keep them open long after (as with runc).
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  ::fcntl(out[0], F_SETFL, O_NONBLOCK);
+  ::fcntl(err[0], F_SETFL, O_NONBLOCK);
+  auto drain = [&] {
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(out[0], buf, sizeof buf)) > 0) r.out.append(buf, static_cast<size_t>(n));
+    while ((n = ::read(err[0], buf, sizeof buf)) > 0) r.err.append(buf, static_cast<size_t>(n));
+  };
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  bool o_open = true, e_open = true;
-  while (o_open || e_open) {
-    struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  bool exited = false;
+  while (!exited) {
     int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
     if (left <= 0) break;
-    if (::poll(fds, 2, left) <= 0) continue;
-    char buf[4096];
-    for (int i = 0; i < 2; ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP))) continue;
-      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      if (n <= 0) (i ? e_open : o_open) = false;
-      else (i ? r.err : r.out).append(buf, static_cast<size_t>(n));
-    }
+    struct pollfd fds[3] = {{pidfd, POLLIN, 0}, {out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    if (::poll(fds, 3, left) < 0) continue;
+    drain();
+    exited = fds[0].revents & POLLIN;
   }
-  if (o_open || e_open) ::kill(-pid, SIGKILL);
+  if (!exited) ::kill(-pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
+  drain();
+  ::close(pidfd);
   ::close(out[0]);
   ::close(err[0]);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -99,7 +108,7 @@ const std::string& rootfs_template() {
     std::string script =
         "set -e; d=" + dir + "; mkdir -p $d/bin $d/sbin $d/usr/bin $d/usr/sbin $d/etc $d/proc $d/sys "
         "$d/dev $d/tmp $d/root $d/run $d/var/tmp $d/home; cp /bin/busybox $d/bin/busybox; "
-        "for a in $(/bin/busybox --list); do ln -sf busybox $d/bin/$a; done; "
+        "for a in $(/bin/busybox --list); do [ $a = busybox ] || ln -sf busybox $d/bin/$a; done; "
         "printf 'root:x:0:0:root:/root:/bin/sh\\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\\n"
         "user:x:1000:1000:user:/home/user:/bin/sh\\n' > $d/etc/passwd; "
         "printf 'root:x:0:\\nnogroup:x:65534:\\nuser:x:1000:\\nextra:x:2000:user\\n' > $d/etc/group; "
