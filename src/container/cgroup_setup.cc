@@ -1,44 +1,80 @@
-// Container-level cgroup glue (see cgroup_setup.h). Until the cgroups library lands, the
-// container stays in the caller's cgroups and linux.resources / a cgroup mount are refused
-// with a clear error, never ignored.
+// Container-level cgroup glue (see cgroup_setup.h).
 #include "container/cgroup_setup.h"
 
-#include <unistd.h>
+#include <set>
 
-#include "util/file.h"
+#include "cgroups/common/device_rule.h"
+#include "cgroups/detect.h"
 #include "util/strings.h"
 
 namespace berth::container {
 
-Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string&, bool systemd, bool) {
-  if (systemd) return Error::unsupported("systemd cgroup driver requires a running systemd");
-  if (spec.linux && spec.linux->resources) {
-    const auto& r = *spec.linux->resources;
-    bool only_devices = !r.memory && !r.cpu && !r.pids && !r.block_io && r.hugepage_limits.empty() &&
-                        !r.network && r.rdma.empty() && r.unified.empty();
-    if (!only_devices) return Error::unsupported("linux.resources: cgroup limits are not supported by this build yet");
+Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
+                                  const std::vector<spec::DeviceRule>& extra_rules) {
+  cgroups::Config cfg;
+  cfg.id = id;
+  cfg.systemd = systemd;
+  cfg.rootless = rootless;
+  const spec::Linux* l = spec.linux ? &*spec.linux : nullptr;
+  if (l) cfg.cgroups_path = l->cgroups_path;
+  if (l && l->resources) cfg.resources = &*l->resources;
+  // runc's order: the spec's rules, then the default allow-list, then device modules'.
+  if (l && l->resources) {
+    BERTH_ASSIGN(cfg.device_rules, cgroups::from_spec(l->resources->devices));
   }
-  return CgroupSetup{};
+  for (const auto& r : cgroups::default_allowed_devices()) cfg.device_rules.push_back(r);
+  BERTH_ASSIGN(auto extra, cgroups::from_spec(extra_rules));
+  for (const auto& r : extra) cfg.device_rules.push_back(r);
+  BERTH_ASSIGN(cgroups::Manager m, cgroups::Manager::create(cfg));
+  CgroupSetup out;
+  out.paths = m.paths();
+  out.v2_fd = m.v2_dir_fd();
+  out.manager.emplace(std::move(m));
+  return out;
 }
 
-Status join_cgroups(const CgroupSetup&, pid_t) { return ok(); }
-Status remove_cgroups(const std::map<std::string, std::string>&) { return ok(); }
+Status join_cgroups(CgroupSetup& cg, pid_t pid) {
+  if (!cg.manager) return ok();
+  return cg.manager->add_process(pid).context("join cgroups");
+}
+
+Status remove_cgroups(const std::map<std::string, std::string>& paths) {
+  if (paths.empty()) return ok();
+  BERTH_ASSIGN(auto m, cgroups::Manager::load(paths));
+  return m.destroy();
+}
 
 bool cgroups_frozen(const std::map<std::string, std::string>& paths) {
-  if (auto it = paths.find("freezer"); it != paths.end()) {
-    auto t = file::read(it->second + "/freezer.state");
-    return t && str::trim(*t) == "FROZEN";
-  }
-  if (auto it = paths.find(""); it != paths.end()) {
-    auto t = file::read(it->second + "/cgroup.freeze");
-    return t && str::trim(*t) == "1";
-  }
-  return false;
+  if (paths.empty()) return false;
+  auto m = cgroups::Manager::load(paths);
+  if (!m) return false;
+  auto f = m->frozen();
+  return f && *f;
 }
 
-void close_cgroup_fd(CgroupSetup& cg) {
-  if (cg.v2_fd >= 0) ::close(cg.v2_fd);
-  cg.v2_fd = -1;
+void cgroup_mount_view(const CgroupSetup& cg, std::vector<linux::rootfs::CgroupDir>* dirs,
+                       std::vector<linux::rootfs::LinkStep>* links) {
+  const auto& host = cgroups::host();
+  if (!host) return;
+  auto name_of = [](const std::string& mountpoint) { return mountpoint.substr(mountpoint.rfind('/') + 1); };
+  if (host->layout == cgroups::Layout::kV2) {
+    if (auto it = cg.paths.find(""); it != cg.paths.end()) dirs->push_back({"", it->second, "cgroup2", ""});
+    return;
+  }
+  for (const auto& h : host->v1) {
+    if (h.controllers.empty()) continue;
+    auto it = cg.paths.find(h.controllers[0]);
+    if (it == cg.paths.end()) continue;
+    std::string name = name_of(h.mountpoint);
+    dirs->push_back({name, it->second, "cgroup", str::join(h.controllers, ",")});
+    // Co-mounted controllers ("cpu,cpuacct") also get a link per controller, as hosts have.
+    if (h.controllers.size() > 1)
+      for (const auto& c : h.controllers)
+        if (c != name && c.find('=') == std::string::npos) links->push_back({name, "/" + c});
+  }
+  if (host->unified)
+    if (auto it = cg.paths.find(""); it != cg.paths.end())
+      dirs->push_back({name_of(host->unified->mountpoint), it->second, "cgroup2", ""});
 }
 
 }  // namespace berth::container

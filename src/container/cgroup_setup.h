@@ -1,32 +1,38 @@
 // The container's cgroups as create/start/delete/state see them: created from
-// linux.cgroupsPath + linux.resources before the init exists, joined by the init, frozen
-// for pause, removed on delete. Wraps the cgroups library for the container layer.
+// linux.cgroupsPath + linux.resources (+ the device rules of the spec, runc's defaults and
+// device modules) before the init exists, joined by the init (clone3 CLONE_INTO_CGROUP on
+// v2, the parent writes the pid on v1), frozen for pause, removed on delete. Wraps the
+// cgroups library for the container layer.
 #pragma once
 
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "berth/result.h"
 #include "berth/spec.h"
+#include "cgroups/manager.h"
 #include "linux/rootfs/plan.h"
 
 namespace berth::container {
 
 struct CgroupSetup {
+  std::optional<cgroups::Manager> manager;
   std::map<std::string, std::string> paths;  // controller ("" = unified) → host dir
   int v2_fd = -1;                            // for CLONE_INTO_CGROUP
-  bool created = false;
-  std::vector<linux::rootfs::CgroupDir> mount_dirs;  // what a "cgroup" mount shows
-  std::vector<linux::rootfs::LinkStep> mount_links;
 };
 
-Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless);
-Status join_cgroups(const CgroupSetup& cg, pid_t pid);
+// extra_rules: device rules added by device modules (GPU/RDMA nodes).
+Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
+                                  const std::vector<spec::DeviceRule>& extra_rules);
+Status join_cgroups(CgroupSetup& cg, pid_t pid);
 Status remove_cgroups(const std::map<std::string, std::string>& paths);
 bool cgroups_frozen(const std::map<std::string, std::string>& paths);
-void close_cgroup_fd(CgroupSetup& cg);
+// What a "cgroup" mount inside the container shows (rootfs plan).
+void cgroup_mount_view(const CgroupSetup& cg, std::vector<linux::rootfs::CgroupDir>* dirs,
+                       std::vector<linux::rootfs::LinkStep>* links);
 
 }  // namespace berth::container

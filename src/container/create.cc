@@ -155,11 +155,8 @@ Status prepare_state(Creation& c, container::StateStore& store, const std::strin
   return c.dir->write_config(c.spec);
 }
 
-Result<pid_t> spawn_init(Creation& c, UniqueFd& fifo) {
-  OciState state = container::to_oci_state(c.record, ContainerStatus::kCreating);
-  BERTH_ASSIGN(auto built, container::build_init(c.spec, c.o, c.record.rootfs, c.cg, state));
-  for (auto& j : built->ns.joins)
-    if (j.type != "user") c.record.new_namespaces.push_back(j.type);
+Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fifo) {
+  container::cgroup_mount_view(c.cg, &built->cfg.rootfs->cgroups, &built->cfg.rootfs->cgroup_links);
   BERTH_ASSIGN(auto socks, container::process::sync_pair());
   auto& cfg = built->cfg;
   cfg.sync_fd = socks.second.get();
@@ -201,17 +198,20 @@ Status create_steps(Creation& c) {
     return Error::invalid_argument("cannot use console socket if berth will not detach or allocate tty");
   BERTH_ASSIGN(auto store, container::StateStore::open(c.o.root));
   BERTH_TRY(prepare_state(c, store, bundle));
-  BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true"));
+  // The whole plan first: device modules add cgroup rules before the cgroup exists.
+  OciState state = container::to_oci_state(c.record, ContainerStatus::kCreating);
+  BERTH_ASSIGN(auto built, container::build_init(c.spec, c.o, c.record.rootfs, state));
+  BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true",
+                                              built->device_rules));
   c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths); });
   c.record.cgroup_paths = c.cg.paths;
-  c.record.cgroup_created = c.cg.created;
+  c.record.cgroup_created = true;
   BERTH_TRY(c.dir->write_record(c.record));
   if (::mkfifoat(c.dir->fd(), "exec.fifo", 0622) < 0) return Error::sys(errno, "create exec.fifo");
   // Opened read-write by us: the init keeps it and blocks reading until `start` writes.
   UniqueFd fifo(::openat(c.dir->fd(), "exec.fifo", O_RDWR | O_CLOEXEC));
   if (!fifo) return Error::sys(errno, "open exec.fifo");
-  BERTH_TRY(spawn_init(c, fifo));
-  container::close_cgroup_fd(c.cg);
+  BERTH_TRY(spawn_init(c, built.get(), fifo));
   BERTH_TRY(c.dir->write_record(c.record));
   if (!c.o.pid_file.empty()) BERTH_TRY(write_pid_file(c.o.pid_file, c.init_pid));
   if (!c.o.pidfd_socket.empty())

@@ -68,7 +68,7 @@ Status refuse_unsupported(const spec::Spec& spec) {
 }
 
 Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const CreateOptions& o, const std::string& rootfs,
-                                              const CgroupSetup& cg, const OciState& state) {
+                                              const OciState& state) {
   auto b = std::make_unique<BuiltInit>();
   static const spec::Linux kEmpty;
   const spec::Linux& l = spec.linux ? *spec.linux : kEmpty;
@@ -111,8 +111,6 @@ Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const Crea
   ctx.new_cgroup_ns = b->ns.creates(CLONE_NEWCGROUP);
   ctx.terminal = spec.process->terminal;
   ctx.no_pivot = o.no_pivot;
-  ctx.cgroups = cg.mount_dirs;
-  ctx.cgroup_links = cg.mount_links;
   BERTH_ASSIGN(auto plan, linux::rootfs::plan_rootfs(spec, ctx));
   // Device modules (GPUs, RDMA, CDI) extend the plan, the process and the device rules.
   BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, ctx.new_user_ns));

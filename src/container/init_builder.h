@@ -21,8 +21,9 @@ struct BuiltInit {
   std::vector<spec::DeviceRule> device_rules;  // added by device modules, for the cgroup
 };
 
-// `rootfs` is the absolute host path of root.path; `cg` gives the cgroup mount view.
+// `rootfs` is the absolute host path of root.path. The cgroup mount view is filled in by
+// the caller once the cgroups exist.
 Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const CreateOptions& o, const std::string& rootfs,
-                                              const CgroupSetup& cg, const OciState& state);
+                                              const OciState& state);
 
 }  // namespace berth::container
