@@ -12,6 +12,5 @@ Result<int> cmd_resume(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_ps(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_events(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_update(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_features(Context& ctx) { return not_implemented(ctx); }
 
 }  // namespace berth::cli
