@@ -4,6 +4,10 @@
 
 namespace berth::cli {
 
+Error not_implemented(const Context& ctx) {
+  return Error(0, ErrorKind::kNotImplemented, "berth: " + ctx.command->name + ": not implemented yet");
+}
+
 Result<int> cmd_checkpoint(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_restore(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_exec(Context& ctx) { return not_implemented(ctx); }

@@ -134,9 +134,7 @@ int main_impl(int argc, char** argv) {
 
 }  // namespace
 
-Error not_implemented(const Context& ctx) {
-  return Error(0, ErrorKind::kNotImplemented, "berth: " + ctx.command->name + ": not implemented yet");
-}
+
 
 }  // namespace berth::cli
 
