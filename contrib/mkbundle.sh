@@ -23,10 +23,13 @@ chmod 1777 "$r/tmp" "$r/var/tmp"
 if [ $# -gt 0 ]; then
   args=""
   for a in "$@"; do
+    # JSON-escape \ and ", then escape what sed's replacement treats specially (\ &).
     esc=$(printf '%s' "$a" | sed 's/\\/\\\\/g; s/"/\\"/g')
     args="$args${args:+, }\"$esc\""
   done
+  repl=$(printf '%s' "$args" | sed 's/[\\&]/\\&/g')
+  d=$(printf '\001')
   # berth spec writes the args one per line: replace the "sh" line, and run without a tty.
-  sed -i "s|^\t\t\t\"sh\"$|\t\t\t$args|; s|\"terminal\": true|\"terminal\": false|" "$dir/config.json"
+  sed -i "s${d}^\t\t\t\"sh\"\$${d}\t\t\t${repl}${d}; s${d}\"terminal\": true${d}\"terminal\": false${d}" "$dir/config.json"
 fi
 echo "bundle ready: $dir"

@@ -127,6 +127,9 @@ Bundle::Bundle() : dir_("berth-bundle") {
   spec_.process->terminal = false;
   spec_.process->args = {"sh", "-c", "true"};
   spec_.root->readonly = false;
+  // An explicit cgroup: runc would otherwise nest the container under the caller's own
+  // cgroup, which tests must not touch.
+  spec_.linux->cgroups_path = "/berth-test/" + dir_.path().substr(dir_.path().rfind('/') + 1);
 }
 
 Bundle& Bundle::script(const std::string& s) {
