@@ -11,10 +11,5 @@ Error not_implemented(const Context& ctx) {
 Result<int> cmd_checkpoint(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_restore(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_exec(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_pause(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_resume(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_ps(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_events(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_update(Context& ctx) { return not_implemented(ctx); }
 
 }  // namespace berth::cli
