@@ -26,6 +26,7 @@
 #include "util/fds.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/phases.h"
 #include "util/rollback.h"
 
 namespace berth {
@@ -190,32 +191,39 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
 }
 
 Status create_steps(Creation& c) {
+  Phases t("create");
   std::string bundle = absolute(c.o.bundle);
   BERTH_ASSIGN(c.spec, load_bundle(bundle));
+  t.mark("config");
   if (c.spec.process->terminal && c.o.console_socket.empty() && !c.o.foreground)
     return Error::invalid_argument("cannot allocate tty if berth will detach without setting console socket");
   if (!c.spec.process->terminal && !c.o.console_socket.empty())
     return Error::invalid_argument("cannot use console socket if berth will not detach or allocate tty");
   BERTH_ASSIGN(auto store, container::StateStore::open(c.o.root));
   BERTH_TRY(prepare_state(c, store, bundle));
+  t.mark("state");
   // The whole plan first: device modules add cgroup rules before the cgroup exists.
   OciState state = container::to_oci_state(c.record, ContainerStatus::kCreating);
   BERTH_ASSIGN(auto built, container::build_init(c.spec, c.o, c.record.rootfs, state));
+  t.mark("plan");
   BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true",
                                               built->device_rules));
   c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths); });
   c.record.cgroup_paths = c.cg.paths;
   c.record.cgroup_created = true;
   BERTH_TRY(c.dir->write_record(c.record));
+  t.mark("cgroups");
   if (::mkfifoat(c.dir->fd(), "exec.fifo", 0622) < 0) return Error::sys(errno, "create exec.fifo");
   // Opened read-write by us: the init keeps it and blocks reading until `start` writes.
   UniqueFd fifo(::openat(c.dir->fd(), "exec.fifo", O_RDWR | O_CLOEXEC));
   if (!fifo) return Error::sys(errno, "open exec.fifo");
   BERTH_TRY(spawn_init(c, built.get(), fifo));
+  t.mark("init ready");
   BERTH_TRY(c.dir->write_record(c.record));
   if (!c.o.pid_file.empty()) BERTH_TRY(write_pid_file(c.o.pid_file, c.init_pid));
   if (!c.o.pidfd_socket.empty())
     BERTH_TRY(linux::send_fd_to_socket(c.o.pidfd_socket, c.init_pidfd.get(), "").context("pidfd socket"));
+  t.mark("finish");
   return ok();
 }
 
