@@ -6,7 +6,6 @@ namespace berth::cli {
 
 Result<int> cmd_checkpoint(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_restore(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_exec(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_pause(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_resume(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_ps(Context& ctx) { return not_implemented(ctx); }

@@ -26,28 +26,11 @@
 namespace berth::container::process {
 namespace {
 
-Status wait_for(int sock, Msg type) {
-  BERTH_ASSIGN(Message m, receive(sock));
-  if (m.type == Msg::kError) return to_error(m);
-  if (m.type != type) return Error::generic("sync: unexpected message from the runtime");
-  return ok();
-}
-
 Status write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets) {
   std::string text;
   for (const auto& [clock, off] : offsets)
     text += clock + " " + std::to_string(off.secs) + " " + std::to_string(off.nanosecs) + "\n";
   return file::write_existing(AT_FDCWD, "/proc/self/timens_offsets", text).context("write linux.timeOffsets");
-}
-
-// The payload inherits the mask and dispositions across execve: start it clean, whatever
-// the runtime had blocked (a foreground `run` blocks everything for its signalfd).
-void reset_signals() {
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int s = 1; s < NSIG; ++s)
-    if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
 }
 
 Status stage_one(InitConfig& cfg) {
@@ -90,25 +73,6 @@ Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
   return fs.after_pivot();
 }
 
-Status setup_console(InitConfig& cfg, linux::rootfs::Applier* fs) {
-  BERTH_ASSIGN(linux::Pty pty, linux::open_pty(fs ? fs->root_fd() : AT_FDCWD, "/dev/ptmx", cfg.process.console_size));
-  if (fs) BERTH_TRY(fs->console(pty.peer.get()));
-  BERTH_TRY(linux::make_controlling_tty(pty.peer.get()));
-  return send(cfg.sync_fd, Msg::kConsole, 0, pty.name, pty.master.get());
-}
-
-Status setup_process(InitConfig& cfg) {
-  const spec::Process& p = cfg.process;
-  BERTH_TRY(linux::apply_rlimits(p.rlimits));
-  if (p.oom_score_adj) BERTH_TRY(linux::set_oom_score_adj(*p.oom_score_adj));
-  if (cfg.new_keyring) BERTH_TRY(linux::join_session_keyring(cfg.container_id));
-  if (p.scheduler) BERTH_TRY(linux::set_scheduler(*p.scheduler));
-  if (p.io_priority) BERTH_TRY(linux::set_io_priority(*p.io_priority));
-  if (cfg.personality) BERTH_TRY(linux::set_personality(*cfg.personality));
-  if (cfg.memory_policy) BERTH_TRY(linux::set_memory_policy(*cfg.memory_policy));
-  return ok();
-}
-
 Status stage_two(InitConfig& cfg) {
   if (::setsid() < 0) return Error::sys(errno, "setsid");
   if (cfg.set_hostname) BERTH_TRY(linux::real_sys().sethostname(cfg.hostname).context("set hostname"));
@@ -118,8 +82,9 @@ Status stage_two(InitConfig& cfg) {
     fs.emplace(linux::real_sys(), *cfg.rootfs);
     BERTH_TRY(setup_filesystem(cfg, *fs).context("prepare rootfs"));
   }
-  if (cfg.process.terminal) BERTH_TRY(setup_console(cfg, fs ? &*fs : nullptr).context("set up console"));
-  return setup_process(cfg);
+  if (cfg.process.terminal)
+    BERTH_TRY(open_console(cfg, fs ? fs->root_fd() : AT_FDCWD, fs ? &*fs : nullptr).context("set up console"));
+  return apply_process_attributes(cfg);
 }
 
 int stage_two_main(InitConfig& cfg) {
@@ -132,6 +97,42 @@ int stage_two_main(InitConfig& cfg) {
 }
 
 }  // namespace
+
+// The payload inherits the mask and dispositions across execve: start it clean, whatever
+// the runtime had blocked (a foreground `run` or `exec` blocks everything for its signalfd).
+void reset_signals() {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int s = 1; s < NSIG; ++s)
+    if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
+}
+
+Status wait_for(int sock, Msg type) {
+  BERTH_ASSIGN(Message m, receive(sock));
+  if (m.type == Msg::kError) return to_error(m);
+  if (m.type != type) return Error::generic("sync: unexpected message from the runtime");
+  return ok();
+}
+
+Status open_console(InitConfig& cfg, int root_fd, linux::rootfs::Applier* fs) {
+  BERTH_ASSIGN(linux::Pty pty, linux::open_pty(root_fd, "/dev/ptmx", cfg.process.console_size));
+  if (fs) BERTH_TRY(fs->console(pty.peer.get()));
+  BERTH_TRY(linux::make_controlling_tty(pty.peer.get()));
+  return send(cfg.sync_fd, Msg::kConsole, 0, pty.name, pty.master.get());
+}
+
+Status apply_process_attributes(const InitConfig& cfg) {
+  const spec::Process& p = cfg.process;
+  BERTH_TRY(linux::apply_rlimits(p.rlimits));
+  if (p.oom_score_adj) BERTH_TRY(linux::set_oom_score_adj(*p.oom_score_adj));
+  if (cfg.new_keyring) BERTH_TRY(linux::join_session_keyring(cfg.container_id));
+  if (p.scheduler) BERTH_TRY(linux::set_scheduler(*p.scheduler));
+  if (p.io_priority) BERTH_TRY(linux::set_io_priority(*p.io_priority));
+  if (cfg.personality) BERTH_TRY(linux::set_personality(*cfg.personality));
+  if (cfg.memory_policy) BERTH_TRY(linux::set_memory_policy(*cfg.memory_policy));
+  return ok();
+}
 
 int init_main(InitConfig& cfg) {
   auto st = stage_one(cfg);
