@@ -36,7 +36,11 @@ void decide_namespaces(BuiltInit& b, const spec::Linux& l) {
   c.time_offsets = l.time_offsets;
   bool offsets = !l.time_offsets.empty() && b.ns.creates(CLONE_NEWTIME);
   if (!b.ns.joins_any() && !offsets) {
-    c.clone_flags = b.ns.new_flags;  // the common case: everything in one clone3
+    // The common case: everything in one clone3, but the cgroup namespace. It takes its
+    // creator's cgroup as root, and unless clone3 placed the child (CLONE_INTO_CGROUP, v2
+    // only) that is still berth's: unshare it after the parent's cgroup join (kGo).
+    c.clone_flags = b.ns.new_flags & ~CLONE_NEWCGROUP;
+    c.unshare_flags = b.ns.new_flags & CLONE_NEWCGROUP;
     c.time_offsets.clear();
     return;
   }

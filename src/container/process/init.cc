@@ -6,6 +6,7 @@
 #include "container/process/init.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -33,6 +34,16 @@ Status write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets
   return file::write_existing(AT_FDCWD, "/proc/self/timens_offsets", text).context("write linux.timeOffsets");
 }
 
+// In a user namespace we still carry the host's ids, unmapped there: whatever we create
+// would fail with EOVERFLOW. Become the namespace's root (its maps are written by now), as
+// runc's nsexec does. setgroups is denied where the maps' writer could not map groups.
+Status become_userns_root() {
+  if (::setgroups(0, nullptr) < 0 && errno != EPERM) return Error::sys(errno, "setgroups in user namespace");
+  if (::setresgid(0, 0, 0) < 0) return Error::sys(errno, "become root (gid 0) in user namespace");
+  if (::setresuid(0, 0, 0) < 0) return Error::sys(errno, "become root (uid 0) in user namespace");
+  return ok();
+}
+
 Status stage_one(InitConfig& cfg) {
   reset_signals();
   if (cfg.parent_death_kill) ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -49,6 +60,7 @@ Status stage_one(InitConfig& cfg) {
   }
   if (int rest = cfg.unshare_flags & ~CLONE_NEWUSER; rest)
     BERTH_TRY(linux::real_sys().unshare(rest).context("create namespaces"));
+  if (cfg.ns->has(CLONE_NEWUSER)) BERTH_TRY(become_userns_root());
   if (!cfg.time_offsets.empty()) BERTH_TRY(write_time_offsets(cfg.time_offsets));
   return ok();
 }
