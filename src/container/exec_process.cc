@@ -74,7 +74,7 @@ void add_caps(const std::vector<std::string>& caps, spec::Process& p) {
 Result<spec::Process> from_flags(const ExecOptions& o, const spec::Spec& config, ExecProcess& out) {
   if (!config.process) return Error::invalid_spec("config.json: process: missing in the container's config");
   spec::Process p = *config.process;
-  if (o.args.empty()) return Error::invalid_argument("exec args cannot be empty");
+  if (o.args.empty()) return Error::invalid_argument("process args cannot be empty");  // runc 1.1's text
   p.args = o.args;
   if (!o.cwd.empty()) p.cwd = o.cwd;
   if (!o.apparmor.empty()) p.apparmor_profile = o.apparmor;

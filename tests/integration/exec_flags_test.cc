@@ -98,6 +98,23 @@ TEST_F(ExecFlags, ExitStatusPassesThrough) {
   EXPECT_NE(noargs.err.find("args cannot be empty"), std::string::npos) << noargs.err;
 }
 
+TEST_F(ExecFlags, SignalsAreForwarded) {
+  start("signals");
+  auto observe = [](const Runtime& rt, const std::string& id) {
+    return run_and_signal({rt.binary(), "--root", rt.root(), "exec", id, "sh", "-c",
+                           "trap 'echo got-term; exit 42' TERM; echo ready; while true; do sleep 0.1; done"},
+                          "ready\n", SIGTERM);
+  };
+  auto b = observe(berth_, berth_c_->id());
+  EXPECT_EQ(b.code, 42);
+  EXPECT_EQ(b.out, "ready\ngot-term\n");
+  if (runc_c_) {
+    auto r = observe(runc_, runc_c_->id());
+    EXPECT_EQ(r.code, b.code);
+    EXPECT_EQ(r.out, b.out);
+  }
+}
+
 TEST_F(ExecFlags, StdinReachesTheProcess) {
   start("stdin");
   EXPECT_EQ(both({}, {"cat"}, "from stdin\n").out, "from stdin\n");
@@ -145,11 +162,22 @@ TEST_F(ExecFlags, DetachWithPidFile) {
     EXPECT_EQ(r.code, 0) << r.err;
     int pid = std::atoi(read_text(file).c_str());
     EXPECT_GT(pid, 0);
-    std::string cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
-    EXPECT_EQ(cmdline, std::string("sleep\0" "30\0", 9));
+    // runc may return while its init is still execing the payload.
+    std::string proc = "/proc/" + std::to_string(pid);
+    EXPECT_TRUE(eventually([&] { return read_text(proc + "/cmdline") == std::string("sleep\0" "30\0", 9); }))
+        << c.id() << ": " << read_text(proc + "/cmdline");
     return link_of("/proc/" + std::to_string(pid) + "/ns/pid") == link_of("/proc/" + std::to_string(c.pid()) + "/ns/pid");
   };
   EXPECT_TRUE(observe(*berth_c_, d.path() + "/b.pid")) << "the detached process is in the container's pid namespace";
+  // berth only (runc 1.2+): --pidfd-socket receives a pidfd of the process.
+  FdSocket sock;
+  auto r = berth_c_->exec({"-d", "--pid-file", d.path() + "/p.pid", "--pidfd-socket", sock.path()}, {"sleep", "30"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  int pidfd = sock.receive(nullptr);
+  ASSERT_GE(pidfd, 0);
+  std::string fdinfo = read_text("/proc/self/fdinfo/" + std::to_string(pidfd));
+  EXPECT_EQ(status_field(fdinfo, "Pid"), read_text(d.path() + "/p.pid")) << fdinfo;
+  ::close(pidfd);
   if (runc_c_) {
     EXPECT_TRUE(observe(*runc_c_, d.path() + "/r.pid"));
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <signal.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -190,6 +191,38 @@ inline CmdResult run_with_fd3(const std::vector<std::string>& argv, const std::s
   char buf[4096];
   ssize_t n;
   while ((n = ::read(out[0], buf, sizeof buf)) > 0) r.out.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+// Runs argv, waits until its stdout shows `ready`, sends it `sig`, and returns what it
+// printed and its exit status: how a foreground runtime's signal forwarding is observed.
+inline CmdResult run_and_signal(const std::vector<std::string>& argv, const std::string& ready, int sig) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) < 0) return {};
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, 0);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  CmdResult r;
+  bool sent = false;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(out[0], buf, sizeof buf)) > 0) {
+    r.out.append(buf, static_cast<size_t>(n));
+    if (!sent && r.out.find(ready) != std::string::npos) sent = ::kill(pid, sig) == 0;
+  }
   ::close(out[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
