@@ -215,6 +215,8 @@ Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& c
   r.sync = std::move(socks.first);
   socks.second.reset();
   if (cg && !in_cgroup) BERTH_TRY(cg->add_process(r.tenant.pid()));
+  log::debug("exec: process " + std::to_string(r.tenant.pid()) +
+             (in_cgroup ? " born in its cgroup (CLONE_INTO_CGROUP)" : " moved into its cgroups"));
   const auto& aff = t.payload.process.exec_cpu_affinity;
   if (aff && !aff->final.empty()) BERTH_TRY(set_affinity(r.tenant.pid(), aff->final, "final"));
   BERTH_TRY(container::process::send(r.sync.get(), Msg::kGo));
