@@ -23,6 +23,7 @@
 #include "linux/paths.h"
 #include "linux/proc.h"
 #include "linux/userns.h"
+#include "seccomp/seccomp.h"
 #include "util/fds.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -125,6 +126,11 @@ Status converse(Creation& c, int sock, bool maps_on_clone) {
           BERTH_TRY(linux::send_fd_to_socket(c.o.console_socket, m.fd.get(), m.text).context("console socket"));
         else
           c.console = std::move(m.fd);
+        break;
+      case Msg::kSeccompFd:
+        // The agent gets the listener with the state as hooks see it; no listener, no create.
+        BERTH_TRY(seccomp::send_to_listener(m.fd.get(), *c.spec.linux->seccomp, hook_state(c.record, "creating"), c.init_pid));
+        BERTH_TRY(container::process::send(sock, Msg::kGo));
         break;
       case Msg::kReady:
         return ok();
