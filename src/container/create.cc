@@ -163,7 +163,8 @@ Status prepare_state(Creation& c, container::StateStore& store, const std::strin
 }
 
 Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fifo) {
-  container::cgroup_mount_view(c.cg, &built->cfg.rootfs->cgroups, &built->cfg.rootfs->cgroup_links);
+  if (built->cfg.rootfs)
+    container::cgroup_mount_view(c.cg, &built->cfg.rootfs->cgroups, &built->cfg.rootfs->cgroup_links);
   BERTH_ASSIGN(auto socks, container::process::sync_pair());
   auto& cfg = built->cfg;
   cfg.sync_fd = socks.second.get();

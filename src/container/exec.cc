@@ -120,10 +120,8 @@ Result<std::unique_ptr<TenantConfig>> build_tenant(const ExecOptions& o, const T
   c.new_keyring = true;  // runc's exec joins a fresh "_ses.<id>" session keyring too
   c.preserve_fds = o.preserve_fds;
   if (c.process.capabilities) {
-    std::vector<std::string> ignored;
-    c.caps = linux::resolve_caps(*c.process.capabilities, &ignored);
+    BERTH_ASSIGN(c.caps, linux::caps_from_spec(*c.process.capabilities, "process.capabilities"));
     c.has_caps = true;
-    if (!ignored.empty()) log::warn("ignoring unknown or unavailable capabilities: [" + str::join(ignored, " ") + "]");
   }
   struct stat self;
   if (::stat("/proc/self/exe", &self) == 0) c.self_dev = self.st_dev, c.self_ino = self.st_ino;

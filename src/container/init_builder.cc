@@ -73,6 +73,21 @@ Status prepare_seccomp(process::InitConfig& c, const spec::Seccomp& profile, con
   return ok();
 }
 
+// Without a mount namespace of its own the container shares the host's mount table: it is
+// chrooted into root.path and nothing is mounted, since every mount would land on the host
+// (runc mounts them there anyway). Asking for mounts or masks then is an error.
+Result<std::unique_ptr<BuiltInit>> no_mount_namespace(const spec::Spec& spec, const std::string& rootfs,
+                                                      std::unique_ptr<BuiltInit> b) {
+  const char* why = "would be mounted on the host: add a mount namespace to linux.namespaces";
+  if (!spec.mounts.empty()) return Error::invalid_spec(std::string("config.json: mounts: ") + why);
+  if (spec.linux && (!spec.linux->masked_paths.empty() || !spec.linux->readonly_paths.empty()))
+    return Error::invalid_spec(std::string("config.json: linux.maskedPaths/readonlyPaths: ") + why);
+  BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, b->ns.has(CLONE_NEWUSER)));
+  if (!edits.empty()) return Error::invalid_spec("config.json: linux.namespaces: device requests need a mount namespace");
+  b->cfg.chroot = rootfs;
+  return b;
+}
+
 }  // namespace
 
 Status refuse_unsupported(const spec::Spec& spec) {
@@ -120,17 +135,15 @@ Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const Crea
   c.memory_policy = l.memory_policy;
   if (l.seccomp) BERTH_TRY(prepare_seccomp(c, *l.seccomp, o.root));
   if (spec.process->capabilities) {
-    std::vector<std::string> ignored;
-    c.caps = linux::resolve_caps(*spec.process->capabilities, &ignored);
+    BERTH_ASSIGN(c.caps, linux::caps_from_spec(*spec.process->capabilities, "config.json: process.capabilities"));
     c.has_caps = true;
-    if (!ignored.empty()) log::warn("ignoring unknown or unavailable capabilities: [" + str::join(ignored, " ") + "]");
   }
   if (spec.hooks) {
     c.create_container_hooks = spec.hooks->create_container;
     c.start_container_hooks = spec.hooks->start_container;
     c.wants_runtime_hooks = !spec.hooks->prestart.empty() || !spec.hooks->create_runtime.empty();
   }
-  if (!b->ns.has(CLONE_NEWNS)) return Error::invalid_spec("config.json: linux.namespaces: berth needs a mount namespace");
+  if (!b->ns.has(CLONE_NEWNS)) return no_mount_namespace(spec, rootfs, std::move(b));
   linux::rootfs::PlanContext ctx;
   ctx.rootfs = rootfs;
   ctx.new_user_ns = b->ns.has(CLONE_NEWUSER);

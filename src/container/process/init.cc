@@ -90,6 +90,10 @@ Status stage_two(InitConfig& cfg) {
   if (cfg.set_hostname) BERTH_TRY(linux::real_sys().sethostname(cfg.hostname).context("set hostname"));
   if (cfg.set_domainname) BERTH_TRY(linux::real_sys().setdomainname(cfg.domainname).context("set domainname"));
   std::optional<linux::rootfs::Applier> fs;
+  if (!cfg.rootfs && !cfg.chroot.empty()) {
+    BERTH_TRY(linux::real_sys().chroot(cfg.chroot));
+    BERTH_TRY(linux::real_sys().chdir("/"));
+  }
   if (cfg.rootfs) {
     fs.emplace(linux::real_sys(), *cfg.rootfs);
     BERTH_TRY(setup_filesystem(cfg, *fs).context("prepare rootfs"));

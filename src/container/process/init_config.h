@@ -45,6 +45,7 @@ struct InitConfig {
 
   // Filesystem.
   std::optional<linux::rootfs::RootfsPlan> rootfs;  // absent: no mount namespace
+  std::string chroot;  // without a mount namespace: the root to chroot into
   std::map<std::string, std::string> sysctl;
 
   // Process.
