@@ -191,7 +191,9 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   });
   c.init_pidfd.reset(::dup(c.init.pidfd()));
   BERTH_TRY(record_pid(c, c.init.pid()));
+  Phases t("create");
   if (!in_cgroup) BERTH_TRY(container::join_cgroups(c.cg, c.init.pid()));
+  t.mark("init joined the cgroups");
   bool maps_on_clone = (cfg.clone_flags & CLONE_NEWUSER) != 0;
   BERTH_TRY(converse(c, parent_end, maps_on_clone));
   return c.init_pid;

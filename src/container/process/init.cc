@@ -23,6 +23,7 @@
 #include "linux/rootfs/apply.h"
 #include "linux/sysctl.h"
 #include "util/file.h"
+#include "util/phases.h"
 
 namespace berth::container::process {
 namespace {
@@ -66,9 +67,13 @@ Status stage_one(InitConfig& cfg) {
 }
 
 Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
+  Phases t("init");
   BERTH_TRY(fs.prepare());
+  t.mark("rootfs prepare");
   BERTH_TRY(fs.mounts());
+  t.mark("mounts");
   BERTH_TRY(fs.devices());
+  t.mark("devices");
   BERTH_TRY(fs.create_cwd());
   if (cfg.wants_runtime_hooks) {
     BERTH_TRY(send(cfg.sync_fd, Msg::kHooks));
@@ -81,8 +86,11 @@ Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
     BERTH_TRY(run_hooks("createContainer", cfg.create_container_hooks, oci_state_json(s, false)));
   }
   BERTH_TRY(fs.pivot());
+  t.mark("pivot");
   if (!cfg.sysctl.empty()) BERTH_TRY(linux::write_sysctls(cfg.sysctl));
-  return fs.after_pivot();
+  BERTH_TRY(fs.after_pivot());
+  t.mark("after pivot");
+  return ok();
 }
 
 Status stage_two(InitConfig& cfg) {
