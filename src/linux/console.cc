@@ -1,6 +1,8 @@
 // The container's pty and fd hand-off over AF_UNIX sockets (see console.h).
 #include "linux/console.h"
 
+#include "util/fd_passing.h"
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/ioctl.h>
@@ -54,32 +56,10 @@ Status make_controlling_tty(int peer_fd) {
 }
 
 Status send_fd_to_socket(const std::string& socket_path, int fd, const std::string& payload) {
-  int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0) return Error::sys(errno, "socket");
-  UniqueFd sock(s);
-  struct sockaddr_un addr {};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof addr.sun_path) return Error::invalid_argument("socket path too long: " + socket_path);
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  if (::connect(s, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr) < 0)
-    return Error::sys(errno, "connect to " + socket_path);
-  std::string data = payload.empty() ? std::string(1, '\0') : payload;
-  struct iovec iov = {data.data(), data.size()};
-  struct msghdr msg {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  ssize_t n;
-  do n = ::sendmsg(s, &msg, MSG_NOSIGNAL); while (n < 0 && errno == EINTR);
-  if (n < 0) return Error::sys(errno, "send fd to " + socket_path);
-  return ok();
+  BERTH_ASSIGN(UniqueFd sock, connect_unix(socket_path));
+  // An empty payload would send nothing at all on a stream socket: send one NUL byte.
+  return send_with_fd(sock.get(), payload.empty() ? std::string(1, '\0') : payload, fd)
+      .context("send fd to " + socket_path);
 }
 
 }  // namespace berth::linux

@@ -1,6 +1,8 @@
 // The parent↔init message channel (see sync.h).
 #include "container/process/sync.h"
 
+#include "util/fd_passing.h"
+
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -32,25 +34,7 @@ Status send(int sock, Msg type, int64_t value, const std::string& text, int fd) 
   Header h{static_cast<uint32_t>(type), 0, 0, 0, value};
   std::string buf(reinterpret_cast<const char*>(&h), sizeof h);
   buf.append(text.substr(0, kMaxMessage - sizeof h));
-  struct iovec iov = {buf.data(), buf.size()};
-  struct msghdr msg {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  if (fd >= 0) {
-    std::memset(control, 0, sizeof control);
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  }
-  ssize_t n;
-  do n = ::sendmsg(sock, &msg, MSG_NOSIGNAL); while (n < 0 && errno == EINTR);
-  if (n < 0) return Error::sys(errno, "sync: send");
-  return ok();
+  return send_with_fd(sock, buf, fd).context("sync: send");
 }
 
 Status send_error(int sock, const Error& e) {
