@@ -1,0 +1,94 @@
+// NVIDIA Edits, part two: driver libraries, binaries, firmware, graphics configs and IPC
+// bound from the driver root; SONAME links; ld.so.conf drop-ins and the in-container
+// ldconfig run (see plan.h).
+#include <algorithm>
+
+#include "devices/nvidia/plan.h"
+#include "devices/nvidia/rootdir.h"
+
+namespace berth::devices::nvidia {
+namespace {
+
+const std::vector<std::string> kReadOnly = {"ro", "nosuid", "nodev"};
+const std::vector<std::string> kReadOnlyData = {"ro", "nosuid", "nodev", "noexec"};
+const std::vector<std::string> kIpc = {"nosuid", "nodev", "noexec"};
+
+std::string base_name(const std::string& p) { return p.substr(p.rfind('/') + 1); }
+
+void bind(const PlanInput& in, Edits& e, const std::string& source, const std::string& dest,
+          const std::vector<std::string>& opts) {
+  for (const auto& m : e.mounts)
+    if (m.container_path == dest) return;
+  e.mounts.push_back({join_root(in.driver_root, source), dest, opts});
+}
+
+void link(Edits& e, const std::string& dir, const std::string& name, const std::string& target) {
+  if (name == target) return;
+  std::string path = dir + "/" + name;
+  for (const auto& l : e.symlinks)
+    if (l.container_path == path) return;
+  e.symlinks.push_back({target, path});
+}
+
+void libraries(const PlanInput& in, Edits& e, const std::vector<DriverFile>& libs, const std::string& dir) {
+  for (const auto& l : libs) {
+    if (!(l.caps & in.req->caps)) continue;
+    std::string file = base_name(l.source);
+    bind(in, e, l.source, dir + "/" + file, kReadOnly);
+    // SONAME links made here, not left to ldconfig: images without glibc (or with a
+    // broken ldconfig) still find libcuda.so.1.
+    link(e, dir, l.path, file);
+    for (const auto& [name, target] : extra_library_links(l.path)) link(e, dir, name, target);
+  }
+}
+
+std::string lines(const std::vector<std::string>& dirs) {
+  std::string s;
+  for (const auto& d : dirs) s += d + "\n";
+  return s;
+}
+
+}  // namespace
+
+void plan_driver_files(const PlanInput& in, Edits& e) {
+  const DriverFiles& f = *in.files;
+  uint32_t caps = in.req->caps;
+  libraries(in, e, f.libs, in.ct->lib_dir);
+  if (caps & kCompat32) libraries(in, e, f.libs32, in.ct->lib32_dir);
+  for (const auto& b : f.bins)
+    if (b.caps & caps) bind(in, e, b.source, b.path, kReadOnly);
+  for (const auto& fw : f.firmware) bind(in, e, fw.source, fw.path, kReadOnlyData);
+  for (const auto& c : f.configs)
+    if (c.caps & caps) bind(in, e, c.source, c.path, kReadOnlyData);
+  for (const auto& i : f.ipc)
+    if (i.caps & caps) bind(in, e, i.source, i.path, kIpc);
+}
+
+void plan_ld_config(const PlanInput& in, Edits& e) {
+  const ContainerFacts& ct = *in.ct;
+  std::vector<std::string> dirs = {ct.lib_dir};
+  if (in.req->caps & kCompat32) dirs.push_back(ct.lib32_dir);
+  if (ct.libc == Libc::kMusl) {
+    // musl reads one search path file instead of ld.so.cache; keep what the image has.
+    std::string content = ct.musl_path_content.value_or("/lib\n/usr/local/lib\n/usr/lib\n");
+    if (!content.empty() && content.back() != '\n') content += "\n";
+    for (const auto& d : dirs)
+      if (("\n" + content).find("\n" + d + "\n") == std::string::npos) content += d + "\n";
+    e.files.push_back({ct.musl_path_file, content, 0644});
+    return;
+  }
+  if (ct.libc != Libc::kGlibc) return;  // no dynamic loader in the image: SONAME links suffice
+  std::vector<std::string> args = {"-f", "/etc/ld.so.conf", "-C", "/etc/ld.so.cache"};
+  if (in.use_compat && ct.compat) {
+    // Named to sort before the driver's drop-in and the image's own files: the loader takes
+    // the first libcuda.so.1 ldconfig records, and that must be the compat one.
+    e.files.push_back({"/etc/ld.so.conf.d/00-compat-berth.conf", ct.compat->dir + "\n", 0644});
+    args.push_back(ct.compat->dir);
+  }
+  e.files.push_back({"/etc/ld.so.conf.d/01-berth-nvidia.conf", lines(dirs), 0644});
+  if (!ct.has_ld_so_conf) e.files.push_back({"/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n", 0644});
+  for (const auto& d : dirs) args.push_back(d);
+  if (!in.ldconfig.empty()) e.ldconfig.push_back({in.ldconfig, args});
+}
+
+}  // namespace berth::devices::nvidia
