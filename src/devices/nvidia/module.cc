@@ -105,6 +105,8 @@ Result<std::vector<uint32_t>> imex_channels(const Request& req, const HostDevice
   return out;
 }
 
+}  // namespace
+
 // The host ldconfig, which must be static: it runs on the image's files after pivot_root
 // and would otherwise load the image's libc.
 std::string choose_ldconfig(const NvidiaConfig& cfg) {
@@ -125,8 +127,6 @@ bool mounts_proc(const spec::Spec& spec) {
     if (m.type == "proc" && (m.destination == "/proc" || m.destination == "/proc/")) return true;
   return false;
 }
-
-}  // namespace
 
 bool driver_loaded(const NvidiaConfig& cfg) {
   struct stat st;

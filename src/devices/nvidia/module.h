@@ -23,6 +23,13 @@ struct ModuleContext {
 // Whether the kernel driver is loaded (<proc>/driver/nvidia/version exists).
 bool driver_loaded(const NvidiaConfig& cfg);
 
+// The host ldconfig to run inside the container ("" when it is unusable: it must be static,
+// since it runs on the image's files; a warning says why).
+std::string choose_ldconfig(const NvidiaConfig& cfg);
+
+// Whether the spec mounts procfs at /proc (then /proc/driver/nvidia can be masked).
+bool mounts_proc(const spec::Spec& spec);
+
 // Empty Edits when the request is not `wanted`, or is an env request on a host without a
 // driver and the config says warn/ignore (the warning is logged here, once).
 Result<Edits> nvidia_edits(const spec::Spec& spec, const Request& req, const NvidiaConfig& cfg, const ModuleContext& ctx);

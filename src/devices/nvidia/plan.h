@@ -41,5 +41,9 @@ Edits plan_edits(const PlanInput& in);
 // Parts, in their own file (plan_files.cc).
 void plan_driver_files(const PlanInput& in, Edits& e);
 void plan_ld_config(const PlanInput& in, Edits& e);
+// ld.so.conf drop-ins and the ldconfig run for library dirs (compat_dir "" = none), by the
+// image's libc: glibc → drop-ins + ldconfig, musl → its .path file, none → nothing.
+void ld_config_edits(const ContainerFacts& ct, const std::vector<std::string>& dirs, const std::string& compat_dir,
+                     const std::string& ldconfig, const std::string& dropin, Edits& e);
 
 }  // namespace berth::devices::nvidia

@@ -64,10 +64,8 @@ void plan_driver_files(const PlanInput& in, Edits& e) {
     if (i.caps & caps) bind(in, e, i.source, i.path, kIpc);
 }
 
-void plan_ld_config(const PlanInput& in, Edits& e) {
-  const ContainerFacts& ct = *in.ct;
-  std::vector<std::string> dirs = {ct.lib_dir};
-  if (in.req->caps & kCompat32) dirs.push_back(ct.lib32_dir);
+void ld_config_edits(const ContainerFacts& ct, const std::vector<std::string>& dirs, const std::string& compat_dir,
+                     const std::string& ldconfig, const std::string& dropin, Edits& e) {
   if (ct.libc == Libc::kMusl) {
     // musl reads one search path file instead of ld.so.cache; keep what the image has.
     std::string content = ct.musl_path_content.value_or("/lib\n/usr/local/lib\n/usr/lib\n");
@@ -79,16 +77,24 @@ void plan_ld_config(const PlanInput& in, Edits& e) {
   }
   if (ct.libc != Libc::kGlibc) return;  // no dynamic loader in the image: SONAME links suffice
   std::vector<std::string> args = {"-f", "/etc/ld.so.conf", "-C", "/etc/ld.so.cache"};
-  if (in.use_compat && ct.compat) {
-    // Named to sort before the driver's drop-in and the image's own files: the loader takes
-    // the first libcuda.so.1 ldconfig records, and that must be the compat one.
-    e.files.push_back({"/etc/ld.so.conf.d/00-compat-berth.conf", ct.compat->dir + "\n", 0644});
-    args.push_back(ct.compat->dir);
+  if (!compat_dir.empty()) {
+    // Named to sort before the driver's drop-in and the image's own files, and given first
+    // on the command line: the loader takes the first libcuda.so.1 that ldconfig records,
+    // and that must be the compat one.
+    e.files.push_back({"/etc/ld.so.conf.d/00-compat-berth.conf", compat_dir + "\n", 0644});
+    args.push_back(compat_dir);
   }
-  e.files.push_back({"/etc/ld.so.conf.d/01-berth-nvidia.conf", lines(dirs), 0644});
+  if (!dirs.empty()) e.files.push_back({"/etc/ld.so.conf.d/" + dropin, lines(dirs), 0644});
   if (!ct.has_ld_so_conf) e.files.push_back({"/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n", 0644});
   for (const auto& d : dirs) args.push_back(d);
-  if (!in.ldconfig.empty()) e.ldconfig.push_back({in.ldconfig, args});
+  if (!ldconfig.empty()) e.ldconfig.push_back({ldconfig, args});
+}
+
+void plan_ld_config(const PlanInput& in, Edits& e) {
+  std::vector<std::string> dirs = {in.ct->lib_dir};
+  if (in.req->caps & kCompat32) dirs.push_back(in.ct->lib32_dir);
+  std::string compat = in.use_compat && in.ct->compat ? in.ct->compat->dir : "";
+  ld_config_edits(*in.ct, dirs, compat, in.ldconfig, "01-berth-nvidia.conf", e);
 }
 
 }  // namespace berth::devices::nvidia
