@@ -33,7 +33,8 @@ struct Merger {
     n.type = d.type.empty() ? '\0' : d.type[0];
     n.major = static_cast<uint32_t>(d.major.value_or(0));
     n.minor = static_cast<uint32_t>(d.minor.value_or(0));
-    bool need_stat = d.type.empty() || (d.type != "p" && !d.major && !d.minor) || !d.file_mode;
+    // As the CDI library: a node with its type and numbers given is taken as written.
+    bool need_stat = d.type.empty() || (d.type != "p" && d.major.value_or(0) == 0 && d.minor.value_or(0) == 0);
     if (need_stat) {
       struct stat st;
       if (::stat(n.host_path.c_str(), &st) < 0) return Error::sys(errno, origin + ": device node " + d.path + ": stat " + n.host_path);

@@ -15,14 +15,14 @@ const std::vector<std::string> kIpc = {"nosuid", "nodev", "noexec"};
 
 std::string base_name(const std::string& p) { return p.substr(p.rfind('/') + 1); }
 
-void bind(const PlanInput& in, Edits& e, const std::string& source, const std::string& dest,
+void add_mount(const PlanInput& in, Edits& e, const std::string& source, const std::string& dest,
           const std::vector<std::string>& opts) {
   for (const auto& m : e.mounts)
     if (m.container_path == dest) return;
   e.mounts.push_back({join_root(in.driver_root, source), dest, opts});
 }
 
-void link(Edits& e, const std::string& dir, const std::string& name, const std::string& target) {
+void add_link(Edits& e, const std::string& dir, const std::string& name, const std::string& target) {
   if (name == target) return;
   std::string path = dir + "/" + name;
   for (const auto& l : e.symlinks)
@@ -34,11 +34,11 @@ void libraries(const PlanInput& in, Edits& e, const std::vector<DriverFile>& lib
   for (const auto& l : libs) {
     if (!(l.caps & in.req->caps)) continue;
     std::string file = base_name(l.source);
-    bind(in, e, l.source, dir + "/" + file, kReadOnly);
+    add_mount(in, e, l.source, dir + "/" + file, kReadOnly);
     // SONAME links made here, not left to ldconfig: images without glibc (or with a
     // broken ldconfig) still find libcuda.so.1.
-    link(e, dir, l.path, file);
-    for (const auto& [name, target] : extra_library_links(l.path)) link(e, dir, name, target);
+    add_link(e, dir, l.path, file);
+    for (const auto& [name, target] : extra_library_links(l.path)) add_link(e, dir, name, target);
   }
 }
 
@@ -56,12 +56,12 @@ void plan_driver_files(const PlanInput& in, Edits& e) {
   libraries(in, e, f.libs, in.ct->lib_dir);
   if (caps & kCompat32) libraries(in, e, f.libs32, in.ct->lib32_dir);
   for (const auto& b : f.bins)
-    if (b.caps & caps) bind(in, e, b.source, b.path, kReadOnly);
-  for (const auto& fw : f.firmware) bind(in, e, fw.source, fw.path, kReadOnlyData);
+    if (b.caps & caps) add_mount(in, e, b.source, b.path, kReadOnly);
+  for (const auto& fw : f.firmware) add_mount(in, e, fw.source, fw.path, kReadOnlyData);
   for (const auto& c : f.configs)
-    if (c.caps & caps) bind(in, e, c.source, c.path, kReadOnlyData);
+    if (c.caps & caps) add_mount(in, e, c.source, c.path, kReadOnlyData);
   for (const auto& i : f.ipc)
-    if (i.caps & caps) bind(in, e, i.source, i.path, kIpc);
+    if (i.caps & caps) add_mount(in, e, i.source, i.path, kIpc);
 }
 
 void ld_config_edits(const ContainerFacts& ct, const std::vector<std::string>& dirs, const std::string& compat_dir,
@@ -92,7 +92,7 @@ void ld_config_edits(const ContainerFacts& ct, const std::vector<std::string>& d
 
 void plan_ld_config(const PlanInput& in, Edits& e) {
   std::vector<std::string> dirs = {in.ct->lib_dir};
-  if (in.req->caps & kCompat32) dirs.push_back(in.ct->lib32_dir);
+  if ((in.req->caps & kCompat32) && !in.files->libs32.empty()) dirs.push_back(in.ct->lib32_dir);
   std::string compat = in.use_compat && in.ct->compat ? in.ct->compat->dir : "";
   ld_config_edits(*in.ct, dirs, compat, in.ldconfig, "01-berth-nvidia.conf", e);
 }
