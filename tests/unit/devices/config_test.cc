@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -53,6 +54,29 @@ TEST(DevicesConfig, BerthConfigEnvironment) {
   ::setenv("BERTH_CONFIG", (dir + "/missing.json").c_str(), 1);
   EXPECT_FALSE(load_config()) << "a named config that does not exist is an error";
   ::unsetenv("BERTH_CONFIG");
+}
+
+}  // namespace
+}  // namespace berth::devices
+
+#include "devices/nvidia/modprobe.h"
+
+namespace berth::devices {
+namespace {
+
+TEST(NvidiaModprobe, RunsByFdAndReportsFailures) {
+  EXPECT_TRUE(nvidia::load_kernel_modules("/bin/true", {"nvidia", "nvidia-uvm"}));
+  auto failed = nvidia::load_kernel_modules("/bin/false", {"nvidia"});
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().message().find("/bin/false nvidia failed"), std::string::npos);
+  EXPECT_FALSE(nvidia::load_kernel_modules("/nonexistent/modprobe", {"nvidia"}));
+  std::string dir = test::temp_dir("berth-modprobe");
+  std::string writable = dir + "/modprobe";
+  std::ofstream(writable) << "#!/bin/sh\n";
+  ::chmod(writable.c_str(), 0777);
+  auto refused = nvidia::load_kernel_modules(writable, {"nvidia"});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("not writable by others"), std::string::npos);
 }
 
 }  // namespace
