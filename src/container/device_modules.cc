@@ -75,8 +75,11 @@ Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const Device
   BERTH_ASSIGN(auto cdi_names, devices::cdi::requested_devices(spec.annotations));
   if (cdi_names.empty() && !maybe_gpu(spec)) return devices::Edits{};
   BERTH_ASSIGN(devices::Config cfg, devices::load_config());
-  if (!cdi_names.empty() && !cfg.cdi.enabled)
-    return Error::unsupported("CDI devices requested (" + cdi_names[0].text() + ") but CDI is disabled in " + cfg.source);
+  if (!cdi_names.empty() && !cfg.cdi.enabled) {
+    // Turned off where the engine already applied CDI and still passes the annotations on.
+    log::debug("CDI is disabled in the berth config: ignoring " + cdi_names[0].text() + " and the other CDI annotations");
+    cdi_names.clear();
+  }
   devices::cdi::Registry reg;
   if (!cdi_names.empty()) reg = devices::cdi::load_registry(cfg.cdi.spec_dirs);
   BERTH_ASSIGN(nv::Request req, native_cdi_request(spec, cfg, cdi_names, reg));

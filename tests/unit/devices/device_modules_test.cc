@@ -112,6 +112,13 @@ TEST(DeviceModules, RefusalsAreNamed) {
   ASSERT_FALSE(loud);
   EXPECT_NE(loud.error().message().find("the NVIDIA module is disabled"), std::string::npos);
 
+  Env cdi_off;
+  cdi_off.write_config(R"({"cdi":{"enabled":false}})");
+  cdi_off.spec.annotations["cdi.k8s.io/x"] = "vendor.com/hooked=h";
+  auto ignored = cdi_off.run();
+  ASSERT_TRUE(ignored) << ignored.error().message();
+  EXPECT_TRUE(ignored->empty()) << "CDI off: the engine applied the specs already";
+
   Env both;
   both.cdi_spec("nvidia.json", R"({"cdiVersion":"0.6.0","kind":"nvidia.com/gpu","devices":[{"name":"0",
     "containerEdits":{"deviceNodes":[{"path":"/dev/nvidia0","hostPath":"/dev/null"}]}}]})");
