@@ -1,7 +1,10 @@
 // Which device modules contribute to a container (NVIDIA GPUs, RDMA, CDI specs), asked in
-// one place during create. Each module decides from the spec (env, annotations) whether it
-// is requested; an unrequested module costs nothing.
+// one place during create. Each module decides from the spec (env, annotations, mounts)
+// whether it is requested; an unrequested module costs nothing (not even reading the
+// berth config file).
 #pragma once
+
+#include <string>
 
 #include "berth/result.h"
 #include "berth/spec.h"
@@ -9,6 +12,12 @@
 
 namespace berth::container {
 
-Result<devices::Edits> collect_device_edits(const spec::Spec& spec, bool user_ns);
+struct DeviceContext {
+  std::string rootfs;      // absolute host path of root.path (read with RESOLVE_IN_ROOT)
+  std::string state_root;  // --root: the NVIDIA discovery cache lives there
+  bool user_ns = false;    // nodes are bound, never created
+};
+
+Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const DeviceContext& ctx);
 
 }  // namespace berth::container

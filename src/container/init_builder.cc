@@ -154,7 +154,7 @@ Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const Crea
   ctx.no_pivot = o.no_pivot;
   BERTH_ASSIGN(auto plan, linux::rootfs::plan_rootfs(spec, ctx));
   // Device modules (GPUs, RDMA, CDI) extend the plan, the process and the device rules.
-  BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, ctx.new_user_ns));
+  BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, {rootfs, o.root, ctx.new_user_ns}));
   merge_edits(edits, plan, c.process, b->device_rules, ctx.new_user_ns);
   c.rootfs = std::move(plan);
   return b;

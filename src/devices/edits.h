@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,13 @@ struct Ldconfig {
   std::vector<std::string> args;  // argv[1..]
 };
 
+// A hook contributed by a CDI spec, with its OCI stage (createRuntime, createContainer,
+// startContainer, poststart, poststop, prestart).
+struct StagedHook {
+  std::string stage;
+  spec::Hook hook;
+};
+
 struct Edits {
   std::vector<std::string> env;             // appended to process.env (NAME=value)
   std::vector<DeviceNode> nodes;
@@ -66,14 +75,23 @@ struct Edits {
   std::vector<uint32_t> additional_gids;
   std::vector<spec::DeviceRule> extra_rules;  // cgroup rules beyond one per node
   std::vector<Ldconfig> ldconfig;
+  // Spec-level edits from CDI (hooks, linux.intelRdt, linux.netDevices). merge_edits does
+  // not fold these yet: collect_device_edits refuses them with a clear error until it does.
+  std::vector<StagedHook> hooks;
+  std::optional<spec::IntelRdt> intel_rdt;
+  std::map<std::string, spec::NetDevice> net_devices;
 
   bool empty() const {
     return env.empty() && nodes.empty() && mounts.empty() && symlinks.empty() && files.empty() &&
-           overlays.empty() && additional_gids.empty() && extra_rules.empty() && ldconfig.empty();
+           overlays.empty() && additional_gids.empty() && extra_rules.empty() && ldconfig.empty() &&
+           hooks.empty() && !intel_rdt && net_devices.empty();
   }
 };
 
 // Appends b to a (used when several modules contribute).
 void append(Edits& a, const Edits& b);
+
+// One line per edit, in a stable order, for golden tests and --debug.
+std::string to_text(const Edits& e);
 
 }  // namespace berth::devices

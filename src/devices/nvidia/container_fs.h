@@ -1,0 +1,35 @@
+// What the parent needs to know of the container's rootfs before planning, read with
+// RESOLVE_IN_ROOT (the image controls every byte and every symlink there): the library
+// directories (Debian-like → /usr/lib/<triplet>, else /usr/lib64), which libc the image
+// has (glibc: run ldconfig; musl: extend its .path file; none: SONAME links only), whether
+// /etc/ld.so.conf exists, and a CUDA forward-compat libcuda under /usr/local/cuda/compat.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "berth/result.h"
+
+namespace berth::devices::nvidia {
+
+enum class Libc { kGlibc, kMusl, kNone };
+
+struct CompatLib {
+  std::string dir = "/usr/local/cuda/compat";
+  std::string version;               // 570.86.10
+  std::optional<std::string> note;   // .note.cuda.fwd_compatibility payload
+};
+
+struct ContainerFacts {
+  std::string lib_dir = "/usr/lib64";
+  std::string lib32_dir = "/usr/lib32";
+  Libc libc = Libc::kNone;
+  std::string musl_path_file;                     // /etc/ld-musl-x86_64.path
+  std::optional<std::string> musl_path_content;   // its content, when it exists
+  bool has_ld_so_conf = false;
+  std::optional<CompatLib> compat;                // the newest compat libcuda
+};
+
+Result<ContainerFacts> inspect_container(const std::string& rootfs);
+
+}  // namespace berth::devices::nvidia

@@ -1,0 +1,182 @@
+// The NVIDIA module's flow (see module.h): NVIDIA_VISIBLE_DEVICES and friends → Edits.
+#include "devices/nvidia/module.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <optional>
+
+#include "devices/nvidia/cache.h"
+#include "devices/nvidia/compat.h"
+#include "devices/nvidia/container_fs.h"
+#include "devices/nvidia/discover.h"
+#include "devices/nvidia/elf.h"
+#include "devices/nvidia/plan.h"
+#include "devices/nvidia/probe.h"
+#include "devices/nvidia/require.h"
+#include "devices/nvidia/select.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace berth::devices::nvidia {
+namespace {
+
+// NVML, asked at most once per create and only when a MIG name or a brand/arch rule needs it.
+struct LazyNvml {
+  const RootDir& driver;
+  const DriverFiles& files;
+  const HostDevices& dev;
+  std::optional<Result<std::vector<NvmlGpu>>> data;
+
+  Result<std::vector<NvmlGpu>> get() {
+    if (!data) data = load();
+    return *data;
+  }
+  Result<std::vector<NvmlGpu>> load() {
+    for (const auto& l : files.libs)
+      if (l.path == "libnvidia-ml.so.1") {
+        std::vector<std::string> buses;
+        for (const auto& g : dev.gpus) buses.push_back(g.bus_id);
+        return probe_nvml(driver.host_path(l.source), buses);
+      }
+    return Error::generic("libnvidia-ml.so.1 (" + files.version + ") is not in the driver root's ld.so.cache");
+  }
+};
+
+Status check_requirements(const Request& req, const DriverFiles& files, const Selection& sel, LazyNvml& nvml) {
+  if (req.disable_require) return ok();
+  for (const auto& text : req.requirements) {
+    BERTH_ASSIGN(Requirement r, parse_requirement(text).context("NVIDIA_REQUIRE"));
+    std::vector<Facts> per_gpu;
+    for (const auto& s : sel.gpus)
+      per_gpu.push_back({files.cuda_version, files.version, "", "", "GPU " + std::to_string(s.gpu.index) + " (" + s.gpu.model + ")"});
+    if (per_gpu.empty()) per_gpu.push_back({files.cuda_version, files.version, "", "", ""});
+    for (size_t i = 0; i < per_gpu.size(); ++i) {
+      Facts& f = per_gpu[i];
+      Evaluation ev = evaluate(r, f);
+      std::string why;
+      if (ev.verdict == Verdict::kUnknown && (ev.unknown_rule == "brand" || ev.unknown_rule == "arch") && !sel.gpus.empty()) {
+        auto data = nvml.get();
+        if (data) {
+          for (const auto& g : *data)
+            if (pci_key(g.bus_id) == pci_key(sel.gpus[i].gpu.bus_id)) f.brand = g.brand, f.arch = g.arch;
+          ev = evaluate(r, f);
+        } else {
+          why = data.error().message();
+        }
+      }
+      if (ev.verdict == Verdict::kUnknown && ev.unknown_rule == "cuda") why = files.cuda_error;
+      if (ev.verdict != Verdict::kHolds) return requirement_error(text, ev, f, why);
+    }
+  }
+  return ok();
+}
+
+// NVIDIA_MIG_CONFIG_DEVICES / _MONITOR_DEVICES name whole GPUs among the selected ones.
+Result<std::vector<unsigned>> mig_gpus(const std::vector<std::string>& ids, const char* what, const HostDevices& dev,
+                                       const Selection& sel) {
+  std::vector<unsigned> out;
+  if (ids.empty()) return out;
+  BERTH_ASSIGN(Selection s, select_devices(ids, dev.gpus, [] { return Result<std::vector<NvmlGpu>>(Error::generic("MIG devices cannot be named here")); })
+                                .context(what));
+  for (const auto& g : s.gpus) {
+    if (!sel.find(g.gpu.index))
+      return Error::invalid_spec(std::string(what) + ": GPU " + std::to_string(g.gpu.index) + " is not in NVIDIA_VISIBLE_DEVICES");
+    out.push_back(g.gpu.index);
+  }
+  return out;
+}
+
+Result<std::vector<uint32_t>> imex_channels(const Request& req, const HostDevices& dev) {
+  std::vector<uint32_t> out;
+  if (req.imex_channels.empty()) return out;
+  if (!dev.majors.imex) return Error::invalid_spec("NVIDIA_IMEX_CHANNELS: nvidia-caps-imex-channels is not in /proc/devices");
+  if (req.imex_channels[0] == "all") return dev.imex_channels;
+  for (const auto& c : req.imex_channels) {
+    uint32_t n = static_cast<uint32_t>(*str::parse_u64(c));
+    if (std::find(dev.imex_channels.begin(), dev.imex_channels.end(), n) == dev.imex_channels.end()) {
+      std::vector<std::string> have;
+      for (uint32_t h : dev.imex_channels) have.push_back(std::to_string(h));
+      return Error::invalid_spec("NVIDIA_IMEX_CHANNELS: no channel " + c + " on this host (channels: " +
+                                 (have.empty() ? "none" : str::join(have, ",")) + ")");
+    }
+    out.push_back(n);
+  }
+  return out;
+}
+
+}  // namespace
+
+// The host ldconfig, which must be static: it runs on the image's files after pivot_root
+// and would otherwise load the image's libc.
+std::string choose_ldconfig(const NvidiaConfig& cfg) {
+  std::string path = cfg.ldconfig;
+  if (path.empty()) path = ::access("/sbin/ldconfig.real", X_OK) == 0 ? "/sbin/ldconfig.real" : "/sbin/ldconfig";
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  auto info = fd ? read_elf_info(fd.get()) : Result<ElfInfo>(Error::sys(errno, "open " + path));
+  if (!info || info->has_interp) {
+    log::warn("nvidia: not running " + path + " in the container: " +
+              (info ? std::string("it is dynamically linked") : info.error().message()) + "; SONAME links only");
+    return "";
+  }
+  return path;
+}
+
+bool mounts_proc(const spec::Spec& spec) {
+  for (const auto& m : spec.mounts)
+    if (m.type == "proc" && (m.destination == "/proc" || m.destination == "/proc/")) return true;
+  return false;
+}
+
+bool driver_loaded(const NvidiaConfig& cfg) {
+  struct stat st;
+  return ::stat(HostView::from(cfg).proc("/driver/nvidia/version").c_str(), &st) == 0;
+}
+
+Result<Edits> nvidia_edits(const spec::Spec& spec, const Request& req, const NvidiaConfig& cfg, const ModuleContext& ctx) {
+  if (!req.wanted) return Edits{};
+  HostView host = HostView::from(cfg);
+  BERTH_ASSIGN(auto version, read_driver_version(host));
+  if (!version) {
+    std::string msg = "GPUs requested (" + req.source + ") but no NVIDIA driver is loaded on this host (" +
+                      host.proc("/driver/nvidia/version") + " does not exist)";
+    if (req.explicit_request() || cfg.env_request_without_driver == "error") return Error::generic(msg);
+    if (cfg.env_request_without_driver == "warn") log::warn(msg + ": running without GPUs");
+    return Edits{};
+  }
+  BERTH_ASSIGN(HostDevices dev, discover_devices(host, *version));
+  BERTH_ASSIGN(RootDir driver, RootDir::open(cfg.driver_root).context("nvidia driver root"));
+  BERTH_ASSIGN(DriverFiles files, cached_driver_files(driver, cfg, *version, ctx.state_root));
+  LazyNvml nvml{driver, files, dev, std::nullopt};
+  Selection sel;
+  if (!req.driver_only) {
+    BERTH_ASSIGN(sel, select_devices(req.devices, dev.gpus, [&] { return nvml.get(); }).context(req.source));
+  }
+  BERTH_TRY(check_requirements(req, files, sel, nvml));
+  PlanInput in;
+  BERTH_ASSIGN(in.mig_config_gpus, mig_gpus(req.mig_config, "NVIDIA_MIG_CONFIG_DEVICES", dev, sel));
+  BERTH_ASSIGN(in.mig_monitor_gpus, mig_gpus(req.mig_monitor, "NVIDIA_MIG_MONITOR_DEVICES", dev, sel));
+  BERTH_ASSIGN(in.imex, imex_channels(req, dev));
+  BERTH_ASSIGN(ContainerFacts ct, inspect_container(ctx.rootfs));
+  if (ct.compat && (req.caps & kCompute)) {
+    CompatDecision d = decide_compat(*version, files.cuda_version, ct.compat->version, ct.compat->note);
+    in.use_compat = d.use;
+    log::debug("nvidia: CUDA forward compatibility: " + d.reason);
+  }
+  if (ct.libc == Libc::kGlibc) in.ldconfig = choose_ldconfig(cfg);
+  in.req = &req;
+  in.dev = &dev;
+  in.files = &files;
+  in.sel = &sel;
+  in.ct = &ct;
+  in.host = host;
+  in.driver_root = driver.host_path("/");
+  in.proc_mounted = mounts_proc(spec);
+  struct stat st;
+  in.has_modeset = ::stat(host.dev("/nvidia-modeset").c_str(), &st) == 0;
+  if (req.caps & kGraphics)
+    for (const auto& s : sel.gpus) in.dri[s.gpu.bus_id] = dri_nodes(host, s.gpu.bus_id);
+  return plan_edits(in);
+}
+
+}  // namespace berth::devices::nvidia
