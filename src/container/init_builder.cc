@@ -9,6 +9,7 @@
 
 #include "container/device_modules.h"
 #include "container/extend.h"
+#include "linux/rootfs/idmap.h"
 #include "linux/rootfs/plan.h"
 #include "linux/sysctl.h"
 #include "util/log.h"
@@ -61,9 +62,6 @@ Status refuse_unsupported(const spec::Spec& spec) {
   if (l.intel_rdt && !file_exists("/sys/fs/resctrl/schemata"))
     return Error::unsupported("linux.intelRdt: Intel RDT (resctrl) is not mounted on this host");
   if (!l.net_devices.empty()) return Error::unsupported("linux.netDevices: not supported by this build yet");
-  for (size_t i = 0; i < spec.mounts.size(); ++i)
-    if (!spec.mounts[i].uid_mappings.empty() || !spec.mounts[i].gid_mappings.empty())
-      return Error::unsupported("mounts[" + std::to_string(i) + "].uidMappings: idmapped mounts are not supported by this build yet");
   return ok();
 }
 
@@ -115,6 +113,9 @@ Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const Crea
   // Device modules (GPUs, RDMA, CDI) extend the plan, the process and the device rules.
   BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, ctx.new_user_ns));
   merge_edits(edits, plan, c.process, b->device_rules, ctx.new_user_ns);
+  // Idmapped binds are cut here, while the runtime still holds CAP_SYS_ADMIN over their
+  // filesystems; the init inherits them (see linux/rootfs/idmap.h).
+  BERTH_TRY(linux::rootfs::prepare_idmapped_mounts(linux::real_sys(), plan));
   c.rootfs = std::move(plan);
   return b;
 }

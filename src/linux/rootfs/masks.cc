@@ -1,42 +1,65 @@
 // The after-pivot phase: linux.readonlyPaths (recursive read-only binds onto themselves),
 // linux.maskedPaths (files get the verified host /dev/null bound over them, directories a
-// read-only tmpfs), then root.readonly (the root mount, not its submounts, as runc).
+// read-only tmpfs), extension programs, then the read-only finish: tmpfs and /dev mounts
+// that asked for "ro" and root.readonly (the root mount, not its submounts, as runc).
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "linux/paths.h"
 #include "linux/rootfs/apply.h"
 
 namespace berth::linux::rootfs {
 
+// A detached clone of the host's /dev/null, checked to be the null device, cloned again for
+// every mask: after the pivot the host's is out of reach, and a /dev/null of the image could
+// be anything (CVE-2025-31133).
+Status Applier::open_dev_null() {
+  BERTH_ASSIGN(dev_null_, sys_.open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE));
+  BERTH_ASSIGN(struct stat st, sys_.fstat(dev_null_.get()));
+  if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+    return Error::generic("/dev/null on the host is not the null device (1:3)");
+  return ok();
+}
+
 Status Applier::after_pivot() {
   for (const auto& p : plan_.readonly_paths) BERTH_TRY(make_readonly(p).context("readonly path " + p));
   for (const auto& p : plan_.masked_paths) BERTH_TRY(mask(p).context("masked path " + p));
-  for (size_t i = 0; i < plan_.exec_after_pivot.size(); ++i) BERTH_TRY(run_after_pivot(i));
-  if (plan_.readonly) {
-    mount_attr attr{};
-    attr.attr_set = MOUNT_ATTR_RDONLY;
-    BERTH_TRY(sys_.mount_setattr(root_.get(), "", AT_EMPTY_PATH, attr).context("make root read-only"));
+  for (size_t i = 0; i < plan_.exec_after_pivot.size(); ++i) {
+    const ExecStep& e = plan_.exec_after_pivot[i];
+    std::vector<std::string> argv = {e.host_binary};
+    argv.insert(argv.end(), e.args.begin(), e.args.end());
+    BERTH_TRY(sys_.run_program(programs_[i].get(), argv).context("run " + e.host_binary + " in the container"));
   }
-  return ok();
+  return finalize();
 }
 
 Status Applier::make_readonly(const std::string& path) {
   auto fd = resolve_in_root(sys_, root_.get(), path);
   if (!fd) return fd.error().err() == ENOENT ? ok() : Status(std::move(fd).error());
-  return attach_clone(fd->get(), "", fd->get(), MOUNT_ATTR_RDONLY,
-                      /*recursive=*/true);
+  return attach_clone(fd->get(), "", fd->get(), MOUNT_ATTR_RDONLY, /*recursive=*/true);
 }
 
 Status Applier::mask(const std::string& path) {
   auto fd = resolve_in_root(sys_, root_.get(), path);
   if (!fd) return fd.error().err() == ENOENT ? ok() : Status(std::move(fd).error());
-  struct stat st;
-  if (::fstat(fd->get(), &st) < 0) return Error::sys(errno, "stat");
-  if (S_ISDIR(st.st_mode))
-    return sys_.mount("tmpfs", fd_path(fd->get()), "tmpfs", MS_RDONLY, "");
+  BERTH_ASSIGN(struct stat st, sys_.fstat(fd->get()));
+  if (S_ISDIR(st.st_mode)) return sys_.mount("tmpfs", fd_path(fd->get()), "tmpfs", MS_RDONLY, "");
   return attach_clone(dev_null_.get(), "", fd->get(), 0, false);
+}
+
+// The read-only finish, after everything that writes into the rootfs. /dev/console is made
+// first when /dev is about to become read-only: the console is bound over it afterwards.
+Status Applier::finalize() {
+  mount_attr ro{};
+  ro.attr_set = MOUNT_ATTR_RDONLY;
+  if (plan_.console && !deferred_ro_.empty()) BERTH_TRY(to_status(console_destination()));
+  for (const auto& fd : deferred_ro_)
+    BERTH_TRY(sys_.mount_setattr(fd.get(), "", AT_EMPTY_PATH, ro).context("make a mount read-only"));
+  deferred_ro_.clear();
+  if (plan_.readonly) BERTH_TRY(sys_.mount_setattr(root_.get(), "", AT_EMPTY_PATH, ro).context("make root read-only"));
+  return ok();
 }
 
 }  // namespace berth::linux::rootfs
