@@ -110,7 +110,11 @@ Result<MountStep> plan_mount(const spec::Mount& m, size_t index, const PlanConte
     step.type.clear();
     if (step.source.empty() || step.source[0] != '/')
       return Error::invalid_spec(field_of(index) + ".source: a bind mount needs an absolute source path, got " + str::go_quote(step.source));
-    BERTH_ASSIGN(step.file, source_is_file(step.source, index));
+    // The host's /sys and /dev/mqueue standing in for a mount are directories (or absent,
+    // which the bind itself reports).
+    if (!sysfs_bind && !mqueue_bind) {
+      BERTH_ASSIGN(step.file, source_is_file(step.source, index));
+    }
   } else if (m.type == "cgroup" || m.type == "cgroup2") {
     step.kind = MountKind::kCgroup;
   } else if (step.type.empty()) {
