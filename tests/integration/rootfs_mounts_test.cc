@@ -194,7 +194,7 @@ TEST_F(RootfsMounts, CgroupViewIsTheContainersCgroup) {
   ASSERT_TRUE(top && mem) << r.out;
   EXPECT_EQ(top->fstype, "tmpfs");
   EXPECT_TRUE(has_option(top->options, "ro"));
-  EXPECT_EQ(mem->root, "/berth-test/m-cgroup");
+  EXPECT_EQ(mem->root, std::string(kTestCgroupParent) + "/m-cgroup");
   EXPECT_TRUE(has_option(mem->options, "ro"));
 }
 

@@ -1,6 +1,6 @@
 // Shared by the rootfs and CVE integration tests: a fixture that proves no host mount is
 // left behind and removes the test cgroups, running a container under an explicit
-// linux.cgroupsPath (/berth-test/<name>: never nested under the caller's cgroup), and
+// linux.cgroupsPath (/berth-test/rootfs/<id>: never nested under the caller's cgroup), and
 // mountinfo as the container sees it, parsed and normalized for comparisons.
 #pragma once
 
@@ -19,7 +19,7 @@
 
 namespace berth::test {
 
-inline const char* const kTestCgroupParent = "/berth-test";
+inline const char* const kTestCgroupParent = "/berth-test/rootfs";
 
 // The host's mounts that tests of this kind could leave behind: everything under their
 // temporary directories (bundles, and /tmp/berth-rt-* for sources and targets). Other work
@@ -38,9 +38,12 @@ class RootfsTest : public ::testing::Test {
   void SetUp() override { before_ = berth_mounts(); }
   void TearDown() override {
     EXPECT_EQ(berth_mounts(), before_) << "a host mount was left behind";
+    // Our parent, then the shared one if nothing else is left in it.
     for (const char* h : {"cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "blkio", "pids", "systemd",
-                          "unified", ""})
+                          "unified", ""}) {
       ::rmdir((std::string("/sys/fs/cgroup/") + h + kTestCgroupParent).c_str());
+      ::rmdir((std::string("/sys/fs/cgroup/") + h + "/berth-test").c_str());
+    }
   }
 
  private:
