@@ -69,8 +69,9 @@ Status Applier::mount_cgroup_hierarchy(const MountStep& m, const CgroupDir& c, i
     unsigned long flags = kDefaultFlags | (m.opts.flags & MS_RDONLY);
     return sys_.mount(source, fd_path(top_fd) + "/" + c.name, c.fstype, flags, c.options);
   }
-  BERTH_ASSIGN(UniqueFd tree, sys_.open_tree(AT_FDCWD, c.host_dir, OPEN_TREE_CLONE | AT_RECURSIVE));
-  return sys_.move_mount(tree.get(), "", top_fd, c.name, MOVE_MOUNT_F_EMPTY_PATH);
+  // One classic bind (the flags follow for the whole tree at once): the source is the
+  // runtime's own cgroup path, the target a directory just made.
+  return sys_.mount(c.host_dir, fd_path(top_fd) + "/" + c.name, "", MS_BIND | MS_REC, "");
 }
 
 }  // namespace berth::linux::rootfs

@@ -113,6 +113,17 @@ Status Applier::mount_filesystem(const MountStep& m) {
 
 Status Applier::mount_bind(const MountStep& m) {
   if (m.opts.flags & MS_REMOUNT) return remount_bind(m);
+  mount_attr attr{};
+  attr.attr_set = attrs_of(m.opts.flags);
+  attr.attr_clr = attrs_of(m.opts.clear);
+  if (sets_atime(m.opts.flags)) attr.attr_clr |= MOUNT_ATTR__ATIME;
+  bool plain = !attr.attr_set && !attr.attr_clr && !m.opts.has_recursive && !m.prepared && m.opts.propagation.empty();
+  if (plain) {
+    // Nothing to change on the copy: one bind(2) onto the resolved destination.
+    BERTH_ASSIGN(UniqueFd dest, make_in_root(sys_, root_.get(), m.destination, m.file ? Leaf::kFile : Leaf::kDirectory));
+    BERTH_TRY(check_destination(m, dest.get()));
+    return sys_.mount(m.source, fd_path(dest.get()), "", MS_BIND | (m.opts.flags & MS_REC), "");
+  }
   UniqueFd own;
   int tree = -1;
   if (m.prepared && m.prepared->valid()) {
@@ -123,11 +134,8 @@ Status Applier::mount_bind(const MountStep& m) {
     tree = own.get();
   }
   // Flags from the options apply to the top mount only, as runc's bind remount does; the
-  // source's other flags are kept (a nosuid source stays nosuid).
-  mount_attr attr{};
-  attr.attr_set = attrs_of(m.opts.flags);
-  attr.attr_clr = attrs_of(m.opts.clear);
-  if (sets_atime(m.opts.flags)) attr.attr_clr |= MOUNT_ATTR__ATIME;
+  // source's other flags are kept (a nosuid source stays nosuid). They are set on the
+  // detached copy: the mount is never visible without them.
   if (attr.attr_set || attr.attr_clr) BERTH_TRY(sys_.mount_setattr(tree, "", AT_EMPTY_PATH, attr));
   // Recursive attributes on the detached tree: one call, nothing to resolve afterwards.
   if (m.opts.has_recursive) BERTH_TRY(sys_.mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, m.opts.recursive));

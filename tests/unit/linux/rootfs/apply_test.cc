@@ -55,7 +55,7 @@ TEST(RootfsApply, FailingTheRootfsBindStopsBeforeAnyMount) {
 TEST(RootfsApply, FailingMoveMountOfABindNamesTheDestination) {
   Image sys;
   sys.fail("move_mount", 1, ENOENT);
-  auto r = run(with_mounts({mnt("/data", "bind", "/etc", {"rbind"})}), sys);
+  auto r = run(with_mounts({mnt("/data", "bind", "/etc", {"rbind", "nosuid"})}), sys);
   EXPECT_EQ(r.error, "mount /data: move_mount: no such file or directory");
 }
 
