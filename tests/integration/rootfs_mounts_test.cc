@@ -238,6 +238,24 @@ TEST_F(RootfsMounts, NoPivotHidesTheHostProcfs) {
   EXPECT_NE(r.out.find("bin\n"), std::string::npos) << r.out;
 }
 
+TEST_F(RootfsMounts, NoPivotWithARamfsRoot) {
+  // --no-pivot is for runtimes started from an initramfs, whose root pivot_root refuses:
+  // the rootfs (here on a ramfs) is moved over "/" and chrooted into instead.
+  TempDir ram("berth-rt-ramfs");
+  ASSERT_EQ(::mount("berth-ramfs", ram.path().c_str(), "ramfs", 0, ""), 0);
+  Runtime rt;
+  Bundle b;
+  run_cmd({"sh", "-c", "cp -a " + b.rootfs() + "/. " + ram.path()});
+  b.spec().root->path = ram.path();
+  b.script("grep ' / / ' /proc/self/mountinfo | sed 's/.* - //' | cut -d' ' -f1");
+  b.spec().linux->cgroups_path = std::string(kTestCgroupParent) + "/m-ramfs";
+  b.write();
+  auto r = rt({"run", "--no-pivot", "--bundle", b.path(), "m-ramfs"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "ramfs\n");
+  ::umount2(ram.path().c_str(), MNT_DETACH);
+}
+
 // rshared: a mount made inside the container appears on the host; rslave: a host mount
 // appears inside. Both need the container and the host to act in turn.
 TEST_F(RootfsMounts, PropagationBothWays) {
