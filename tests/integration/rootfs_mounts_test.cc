@@ -95,6 +95,38 @@ TEST_F(RootfsMounts, BindFlagsTakeEffect) {
   EXPECT_NE(r.out.find("cat: can't open '/mnt/link': Too many levels of symbolic links"), std::string::npos) << r.out;
 }
 
+// One tmpfs per flag option; where the kernel shows it: per mount or on the superblock.
+TEST_F(RootfsMounts, EveryFlagOptionIsVisible) {
+  struct Want {
+    const char* option;
+    const char* token;
+    bool super;
+  };
+  const Want wants[] = {{"ro", "ro", false},           {"nosuid", "nosuid", false},   {"nodev", "nodev", false},
+                        {"noexec", "noexec", false},   {"noatime", "noatime", false}, {"relatime", "relatime", false},
+                        {"nodiratime", "nodiratime", false}, {"nosymfollow", "nosymfollow", false},
+                        {"sync", "sync", true},        {"dirsync", "dirsync", true},  {"lazytime", "lazytime", true},
+                        {"mand", "mand", true}};
+  Runtime rt;
+  Bundle b;
+  for (const auto& w : wants) b.spec().mounts.push_back({std::string("/o/") + w.option, "tmpfs", "tmpfs", {w.option}, {}, {}});
+  b.spec().mounts.push_back({"/o/strictatime", "tmpfs", "tmpfs", {"strictatime"}, {}, {}});
+  // Accepted, with nothing to show for a tmpfs: they must not fail the mount.
+  b.spec().mounts.push_back({"/o/quiet", "tmpfs", "tmpfs", {"iversion", "silent", "loud", "defaults", "async"}, {}, {}});
+  b.script("cat /proc/self/mountinfo");
+  auto r = run_container(rt, b, "m-allflags");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto ms = seen_mounts(r.out);
+  for (const auto& w : wants) {
+    const SeenMount* m = find_mount(ms, std::string("/o/") + w.option);
+    ASSERT_TRUE(m) << w.option;
+    EXPECT_TRUE(has_option(w.super ? m->super : m->options, w.token)) << w.option << ": " << m->options << " / " << m->super;
+  }
+  const SeenMount* strict = find_mount(ms, "/o/strictatime");
+  ASSERT_TRUE(strict && find_mount(ms, "/o/quiet"));
+  EXPECT_FALSE(has_option(strict->options, "relatime") || has_option(strict->options, "noatime")) << strict->options;
+}
+
 TEST_F(RootfsMounts, RecursiveAttributesReachSubmounts) {
   HostTree src;
   Runtime rt;
