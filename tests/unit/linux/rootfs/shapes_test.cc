@@ -41,7 +41,8 @@ std::vector<CgroupDir> hybrid_dirs() {
 
 const spec::Mount kCgroupMount = mnt("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", "ro"});
 
-std::vector<Shape> shapes() {
+// Root, propagation and whole-spec shapes.
+std::vector<Shape> root_shapes() {
   return {
       {"minimal", [](auto&, auto&, auto&) {}},
       {"default_spec", [](spec::Spec& s, PlanContext& c, auto&) {
@@ -62,6 +63,12 @@ std::vector<Shape> shapes() {
       {"propagation_rshared", [](spec::Spec& s, auto&, auto&) { s.linux->rootfs_propagation = "rshared"; }},
       {"propagation_private", [](spec::Spec& s, auto&, auto&) { s.linux->rootfs_propagation = "private"; }},
       {"propagation_runbindable", [](spec::Spec& s, auto&, auto&) { s.linux->rootfs_propagation = "runbindable"; }},
+  };
+}
+
+// Binds and their options.
+std::vector<Shape> bind_shapes() {
+  return {
       {"bind_dir", [](spec::Spec& s, auto&, auto&) { add_mount(s, mnt("/data", "bind", "/etc", {"bind"})); }},
       {"rbind_ro", [](spec::Spec& s, auto&, auto&) { add_mount(s, mnt("/data", "none", "/etc", {"rbind", "ro"})); }},
       {"bind_file", [](spec::Spec& s, auto&, auto&) { add_mount(s, mnt("/etc/hostname", "bind", "/etc/passwd", {"bind", "ro"})); }},
@@ -80,6 +87,12 @@ std::vector<Shape> shapes() {
          add_mount(s, mnt("/data", "bind", "/etc", {"rbind"}));
          add_mount(s, mnt("/data", "bind", "/etc", {"bind", "remount", "ro"}));
        }},
+  };
+}
+
+// tmpfs, proc, sysfs, cgroup and other filesystems; destinations through symlinks.
+std::vector<Shape> filesystem_shapes() {
+  return {
       {"tmpfs_options", [](spec::Spec& s, auto&, auto&) {
          add_mount(s, mnt("/scratch", "tmpfs", "tmpfs", {"nosuid", "nodev", "mode=700", "size=1m", "uid=5", "gid=6"}));
        }},
@@ -144,6 +157,12 @@ std::vector<Shape> shapes() {
          add_mount(s, mnt("/proc", "proc", "proc", {}));
          add_mount(s, mnt("/vol", "tmpfs", "tmpfs", {}));
        }},
+  };
+}
+
+// /dev, masks, the console, idmapped binds, --no-pivot, cwd, extension steps.
+std::vector<Shape> device_and_late_shapes() {
+  return {
       {"devices", [](spec::Spec& s, auto&, auto&) {
          add_mount(s, mnt("/dev", "tmpfs", "tmpfs", {"mode=755"}));
          spec::Device fuse{"/dev/fuse", "c", 10, 229, 0640u, 5u, 6u};
@@ -198,6 +217,13 @@ std::vector<Shape> shapes() {
          p.exec_after_pivot.push_back({"/sbin/ldconfig", {"-r", "/"}});
        }},
   };
+}
+
+std::vector<Shape> shapes() {
+  std::vector<Shape> all;
+  for (auto part : {root_shapes(), bind_shapes(), filesystem_shapes(), device_and_late_shapes()})
+    all.insert(all.end(), part.begin(), part.end());
+  return all;
 }
 
 std::string golden_path(const std::string& name) {
