@@ -76,6 +76,18 @@ TEST_F(RootfsDevices, ConsoleIsThePtyBoundByFd) {
   EXPECT_EQ(r.out, "character special file 88\r\n/dev/pts/0\r\ndevpts\r\n");
 }
 
+TEST_F(RootfsDevices, ConsoleOnAReadOnlyRootWithTheImagesDev) {
+  Runtime rt;
+  Bundle b;
+  b.spec().process->terminal = true;
+  b.spec().root->readonly = true;
+  b.spec().mounts.erase(b.spec().mounts.begin() + 1, b.spec().mounts.begin() + 2);  // image /dev
+  b.script("stat -c '%F %t' /dev/console; touch /x 2>&1; true");
+  auto r = run_container(rt, b, "d-console-ro");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "character special file 88\r\ntouch: /x: Read-only file system\r\n");
+}
+
 TEST_F(RootfsDevices, ImageDevWithoutTmpfsGetsTheNodes) {
   Runtime rt;
   Bundle b;

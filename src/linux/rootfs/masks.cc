@@ -50,11 +50,12 @@ Status Applier::mask(const std::string& path) {
 }
 
 // The read-only finish, after everything that writes into the rootfs. /dev/console is made
-// first when /dev is about to become read-only: the console is bound over it afterwards.
+// first when /dev or the root is about to become read-only: the console is bound over it
+// afterwards.
 Status Applier::finalize() {
   mount_attr ro{};
   ro.attr_set = MOUNT_ATTR_RDONLY;
-  if (plan_.console && !deferred_ro_.empty()) BERTH_TRY(to_status(console_destination()));
+  if (plan_.console && (!deferred_ro_.empty() || plan_.readonly)) BERTH_TRY(to_status(console_destination()));
   for (const auto& fd : deferred_ro_)
     BERTH_TRY(sys_.mount_setattr(fd.get(), "", AT_EMPTY_PATH, ro).context("make a mount read-only"));
   deferred_ro_.clear();
