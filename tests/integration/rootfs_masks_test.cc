@@ -64,6 +64,20 @@ TEST_F(RootfsMasks, SysctlValuesThroughAPrivateProcfs) {
   EXPECT_NE(slurp("/proc/sys/kernel/shmmax"), "4096\n") << "the host's value changed";
 }
 
+TEST_F(RootfsMasks, SysctlInAUserNamespace) {
+  Runtime rt;
+  Bundle b;
+  b.spec().linux->namespaces.push_back({"user", ""});
+  b.spec().linux->uid_mappings = {{0, 100000, 65536}};
+  b.spec().linux->gid_mappings = {{0, 100000, 65536}};
+  run_cmd({"chown", "-R", "100000:100000", b.rootfs()});
+  b.spec().linux->sysctl = {{"net.ipv4.ip_forward", "1"}, {"kernel.shmmax", "8192"}};
+  b.script("cat /proc/sys/net/ipv4/ip_forward /proc/sys/kernel/shmmax");
+  auto r = run_container(rt, b, "k-sysctl-userns");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n8192\n");
+}
+
 TEST_F(RootfsMasks, SysctlOutsideTheContainersNamespacesIsRefused) {
   Runtime rt;
   Bundle b;
