@@ -22,6 +22,7 @@
 #include "linux/console.h"
 #include "linux/paths.h"
 #include "linux/proc.h"
+#include "linux/rootfs/idmap.h"
 #include "linux/userns.h"
 #include "seccomp/seccomp.h"
 #include "util/fds.h"
@@ -180,6 +181,7 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
     std::vector<int> keep = {cfg.sync_fd, cfg.fifo_fd, log::fd()};
     for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd) keep.push_back(fd);
     for (const auto& j : built->ns.joins) keep.push_back(j.fd.get());
+    for (int fd : linux::rootfs::prepared_fds(*cfg.rootfs)) keep.push_back(fd);  // idmapped binds
     close_fds_except(keep);
     return container::process::init_main(cfg);
   }, &in_cgroup));

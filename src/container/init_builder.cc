@@ -12,6 +12,7 @@
 
 #include "container/device_modules.h"
 #include "container/extend.h"
+#include "linux/rootfs/idmap.h"
 #include "linux/rootfs/plan.h"
 #include "linux/sysctl.h"
 #include "seccomp/seccomp.h"
@@ -82,7 +83,7 @@ Result<std::unique_ptr<BuiltInit>> no_mount_namespace(const spec::Spec& spec, co
   if (!spec.mounts.empty()) return Error::invalid_spec(std::string("config.json: mounts: ") + why);
   if (spec.linux && (!spec.linux->masked_paths.empty() || !spec.linux->readonly_paths.empty()))
     return Error::invalid_spec(std::string("config.json: linux.maskedPaths/readonlyPaths: ") + why);
-  BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, b->ns.has(CLONE_NEWUSER)));
+  BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, DeviceContext{rootfs, "", b->ns.has(CLONE_NEWUSER)}));
   if (!edits.empty()) return Error::invalid_spec("config.json: linux.namespaces: device requests need a mount namespace");
   b->cfg.chroot = rootfs;
   return b;
@@ -103,9 +104,6 @@ Status refuse_unsupported(const spec::Spec& spec) {
   if (l.intel_rdt && !file_exists("/sys/fs/resctrl/schemata"))
     return Error::unsupported("linux.intelRdt: Intel RDT (resctrl) is not mounted on this host");
   if (!l.net_devices.empty()) return Error::unsupported("linux.netDevices: not supported by this build yet");
-  for (size_t i = 0; i < spec.mounts.size(); ++i)
-    if (!spec.mounts[i].uid_mappings.empty() || !spec.mounts[i].gid_mappings.empty())
-      return Error::unsupported("mounts[" + std::to_string(i) + "].uidMappings: idmapped mounts are not supported by this build yet");
   return ok();
 }
 
@@ -156,6 +154,9 @@ Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const Crea
   // Device modules (GPUs, RDMA, CDI) extend the plan, the process and the device rules.
   BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, {rootfs, o.root, ctx.new_user_ns}));
   merge_edits(edits, plan, c.process, b->device_rules, ctx.new_user_ns);
+  // Idmapped binds are cut here, while the runtime still holds CAP_SYS_ADMIN over their
+  // filesystems; the init inherits them (see linux/rootfs/idmap.h).
+  BERTH_TRY(linux::rootfs::prepare_idmapped_mounts(linux::real_sys(), plan));
   c.rootfs = std::move(plan);
   return b;
 }

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 
 namespace berth::linux {
 namespace {
@@ -51,12 +52,14 @@ std::vector<std::string> path_components(const std::string& cleaned) {
   return parts;
 }
 
-Result<UniqueFd> resolve_in_root(Sys& sys, int rootfd, const std::string& path, int flags) {
+Result<UniqueFd> resolve_in_root(Sys& sys, int rootfd, const std::string& path, int flags, uint64_t extra_resolve) {
   auto parts = path_components(clean_path(path));
-  return sys.openat2(rootfd, join_components(parts, parts.size()), static_cast<uint64_t>(flags), 0, kResolve);
+  return sys.openat2(rootfd, join_components(parts, parts.size()), static_cast<uint64_t>(flags), 0,
+                     kResolve | extra_resolve);
 }
 
-Result<UniqueFd> make_in_root(Sys& sys, int rootfd, const std::string& path, Leaf leaf, mode_t mode) {
+Result<UniqueFd> make_in_root(Sys& sys, int rootfd, const std::string& path, Leaf leaf, mode_t mode, bool* created) {
+  if (created) *created = false;
   auto parts = path_components(clean_path(path));
   // Fast path: everything exists.
   auto whole = sys.openat2(rootfd, join_components(parts, parts.size()), O_PATH, 0, kResolve);
@@ -78,11 +81,14 @@ Result<UniqueFd> make_in_root(Sys& sys, int rootfd, const std::string& path, Lea
     const std::string& name = parts[i];
     bool last = i + 1 == parts.size();
     if (last && leaf == Leaf::kFile) {
-      auto f = sys.openat(parent.get(), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, 0644);
-      if (!f && f.error().err() != EEXIST) return std::move(f).error().context("create " + path);
+      // mknod of a regular file: created without opening it (nothing to close, no fd).
+      auto st = sys.mknodat(parent.get(), name, S_IFREG | 0644, 0);
+      if (!st && st.error().err() != EEXIST) return std::move(st).error().context("create " + path);
+      if (st && created) *created = true;
     } else {
       auto st = sys.mkdirat(parent.get(), name, mode);
       if (!st && st.error().err() != EEXIST) return std::move(st).error().context("create " + path);
+      if (st && last && created) *created = true;
     }
     // Re-open what now exists without following a symlink: the component was either just
     // created by us or raced into place; either way it must not redirect us.

@@ -19,13 +19,17 @@ std::string clean_path(const std::string& path);
 // The components of a cleaned path ("/a/b" → {"a","b"}).
 std::vector<std::string> path_components(const std::string& cleaned);
 
-// Opens `path` inside the root (default: an O_PATH fd).
-Result<UniqueFd> resolve_in_root(Sys& sys, int rootfd, const std::string& path, int flags = O_PATH);
+// Opens `path` inside the root (default: an O_PATH fd). extra_resolve adds RESOLVE_* flags
+// (RESOLVE_NO_SYMLINKS where no symlink may be on the way at all).
+Result<UniqueFd> resolve_in_root(Sys& sys, int rootfd, const std::string& path, int flags = O_PATH,
+                                 uint64_t extra_resolve = 0);
 
 enum class Leaf { kDirectory, kFile };
 // Creates what is missing of `path` (directories `mode`; the leaf as a directory or an empty
 // file) and returns an O_PATH fd of the leaf. An existing leaf is returned as it is,
-// whatever its kind; the caller checks the kind where it matters.
-Result<UniqueFd> make_in_root(Sys& sys, int rootfd, const std::string& path, Leaf leaf, mode_t mode = 0755);
+// whatever its kind; the caller checks the kind where it matters. `created` tells whether
+// the leaf was made here.
+Result<UniqueFd> make_in_root(Sys& sys, int rootfd, const std::string& path, Leaf leaf, mode_t mode = 0755,
+                              bool* created = nullptr);
 
 }  // namespace berth::linux

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <linux/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -34,6 +36,15 @@ class Sys {
   virtual Status fchownat(int dirfd, const std::string& path, uid_t uid, gid_t gid, int flags) = 0;
   virtual Status fchmodat(int dirfd, const std::string& path, mode_t mode) = 0;
   virtual Status write_fd(int fd, std::string_view data) = 0;
+  // Copies the content of one directory into another (files, directories, symlinks, device
+  // nodes; mode and owner kept), never following a symlink: tmpcopyup.
+  virtual Status copy_tree(int from_dirfd, int to_dirfd) = 0;
+
+  // Inspection whose answer changes what is done next.
+  virtual Result<struct stat> fstat(int fd) = 0;
+  virtual Result<struct stat> fstatat(int dirfd, const std::string& path, int flags) = 0;
+  virtual Result<struct statfs> fstatfs(int fd) = 0;
+  virtual Result<std::string> read_file(const std::string& path) = 0;
 
   // Mounts. `mount` is the classic call (targets are /proc/thread-self/fd/N magic links of
   // fds resolved inside the rootfs); the rest is the new mount API.
@@ -57,6 +68,16 @@ class Sys {
   virtual Status unshare(int flags) = 0;
   virtual Status sethostname(const std::string& name) = 0;
   virtual Status setdomainname(const std::string& name) = 0;
+  virtual Status setresuid(uid_t uid) = 0;  // real, effective and saved alike
+  virtual Status setresgid(gid_t gid) = 0;
+  virtual Status clear_groups() = 0;        // setgroups(0, NULL)
+  virtual mode_t umask(mode_t mask) = 0;
+  // A user namespace with these maps ("0 1000 1\n" lines), owned by a short-lived child that
+  // is gone when this returns: the fd keeps the namespace (for MOUNT_ATTR_IDMAP).
+  virtual Result<UniqueFd> make_userns(const std::string& uid_map, const std::string& gid_map) = 0;
+  // Runs the program open at fd (execveat) with argv and an empty environment in a child,
+  // and waits: a non-zero exit is an error.
+  virtual Status run_program(int fd, const std::vector<std::string>& argv) = 0;
 };
 
 // The real implementation (a process-wide instance).

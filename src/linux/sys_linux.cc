@@ -1,5 +1,6 @@
 // LinuxSys: Sys on the real kernel, one thin wrapper per system call.
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/openat2.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "linux/sys.h"
+#include "linux/sys_ops.h"
 #include "util/file.h"
 
 namespace berth::linux {
@@ -53,11 +55,29 @@ class LinuxSys final : public Sys {
     return ok();
   }
   Status fchmodat(int dirfd, const std::string& path, mode_t mode) override {
-    if (path.empty() ? ::fchmod(dirfd, mode) < 0 : ::fchmodat(dirfd, path.c_str(), mode, 0) < 0)
+    if (path.empty() ? ::fchmod(dirfd, mode) < 0 : chmod_nofollow(dirfd, path, mode) < 0)
       return Error::sys(errno, "chmod " + show(path));
     return ok();
   }
   Status write_fd(int fd, std::string_view data) override { return file::write_all(fd, data); }
+  Status copy_tree(int from_dirfd, int to_dirfd) override { return ops::copy_tree(from_dirfd, to_dirfd); }
+
+  Result<struct stat> fstat(int fd) override {
+    struct stat st;
+    if (::fstat(fd, &st) < 0) return Error::sys(errno, "fstat");
+    return st;
+  }
+  Result<struct stat> fstatat(int dirfd, const std::string& path, int flags) override {
+    struct stat st;
+    if (::fstatat(dirfd, path.c_str(), &st, flags) < 0) return Error::sys(errno, "stat " + show(path));
+    return st;
+  }
+  Result<struct statfs> fstatfs(int fd) override {
+    struct statfs st;
+    if (::fstatfs(fd, &st) < 0) return Error::sys(errno, "statfs");
+    return st;
+  }
+  Result<std::string> read_file(const std::string& path) override { return file::read(path); }
 
   Status mount(const std::string& source, const std::string& target, const std::string& fstype,
                unsigned long flags, const std::string& data) override {
@@ -134,6 +154,35 @@ class LinuxSys final : public Sys {
   Status setdomainname(const std::string& name) override {
     if (::setdomainname(name.data(), name.size()) < 0) return Error::sys(errno, "setdomainname");
     return ok();
+  }
+  Status setresuid(uid_t uid) override {
+    if (::setresuid(uid, uid, uid) < 0) return Error::sys(errno, "setuid " + std::to_string(uid));
+    return ok();
+  }
+  Status setresgid(gid_t gid) override {
+    if (::setresgid(gid, gid, gid) < 0) return Error::sys(errno, "setgid " + std::to_string(gid));
+    return ok();
+  }
+  Status clear_groups() override {
+    if (::setgroups(0, nullptr) < 0) return Error::sys(errno, "setgroups");
+    return ok();
+  }
+  mode_t umask(mode_t mask) override { return ::umask(mask); }
+  Result<UniqueFd> make_userns(const std::string& uid_map, const std::string& gid_map) override {
+    return ops::make_userns(uid_map, gid_map);
+  }
+  Status run_program(int fd, const std::vector<std::string>& argv) override { return ops::run_program(fd, argv); }
+
+ private:
+  // fchmodat2 with AT_SYMLINK_NOFOLLOW (Linux 6.6): a mode change never follows a symlink
+  // the image put in place of a node; older kernels get the plain call.
+  static int chmod_nofollow(int dirfd, const std::string& path, mode_t mode) {
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+    long r = ::syscall(SYS_fchmodat2, dirfd, path.c_str(), mode, AT_SYMLINK_NOFOLLOW);
+    if (r < 0 && errno == ENOSYS) r = ::fchmodat(dirfd, path.c_str(), mode, 0);
+    return static_cast<int>(r);
   }
 };
 

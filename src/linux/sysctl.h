@@ -7,11 +7,20 @@
 #include <string>
 
 #include "berth/result.h"
+#include "linux/sys.h"
 
 namespace berth::linux {
 
 // new_ipc/new_uts/new_net: whether the container has its own namespace of that kind.
 Status validate_sysctls(const std::map<std::string, std::string>& sysctl, bool new_ipc, bool new_uts, bool new_net);
-Status write_sysctls(const std::map<std::string, std::string>& sysctl);
+Status write_sysctls(Sys& sys, const std::map<std::string, std::string>& sysctl);
+Status write_sysctls(const std::map<std::string, std::string>& sysctl);  // on real_sys()
+
+// A key in its dotted form: "net/ipv4/conf/eth0.100/forwarding" (slashes first, as
+// sysctl(8) accepts) becomes "net.ipv4.conf.eth0/100.forwarding".
+std::string sysctl_dotted(const std::string& key);
+// The file under /proc/sys for a key: "net.ipv4.conf.eth0/100.forwarding" →
+// "net/ipv4/conf/eth0.100/forwarding".
+std::string sysctl_path(const std::string& key);
 
 }  // namespace berth::linux

@@ -1,9 +1,14 @@
-// Applying a RootfsPlan in the container's mount namespace, in phases: prepare (root
-// propagation, the rootfs bind), mounts, devices, cwd, pivot, after-pivot (readonly and
-// masked paths, root.readonly). Every destination is resolved inside the rootfs from a root
-// fd and mounted onto the resolved fd (move_mount or /proc/thread-self/fd/N), never onto a
-// re-resolved path string.
+// Applying a RootfsPlan in the container's mount namespace, in phases: prepare (identity in
+// a user namespace, root propagation, the rootfs bind), mounts, devices, cwd, pivot,
+// after-pivot (readonly and masked paths, deferred read-only mounts, root.readonly), and
+// the console. Every destination is resolved inside the rootfs from a root fd and mounted
+// onto the resolved fd (move_mount or /proc/thread-self/fd/N), never onto a re-resolved
+// path string of the host.
 #pragma once
+
+#include <map>
+#include <string>
+#include <vector>
 
 #include "berth/result.h"
 #include "linux/rootfs/plan.h"
@@ -27,28 +32,48 @@ class Applier {
   int root_fd() const { return root_.get(); }
 
  private:
+  // mounts.cc
   Status mount_filesystem(const MountStep& m);
   Status mount_bind(const MountStep& m);
+  Status remount_bind(const MountStep& m);
+  Status check_destination(const MountStep& m, int dest_fd);
+  Status finish_mount(const MountStep& m, int mnt_fd);
+  Result<UniqueFd> reopen_mount(const MountStep& m, bool no_symlinks);
+  Status tmpfs_fixups(const MountStep& m, int covered_fd, bool created, int mnt_fd);
+  // cgroup_mount.cc
   Status mount_cgroup(const MountStep& m);
-  Status finish_mount(const MountStep& m);
+  Status mount_cgroup_hierarchy(const MountStep& m, const CgroupDir& c, int top_fd);
+  // devices.cc
+  Result<int> dir_fd(const std::string& dir);
   Status make_device(const DeviceStep& d);
-  Status make_link(const LinkStep& l, int base_fd);
+  Status bind_device(const DeviceStep& d, int parent, const std::string& name);
+  Status make_link(const LinkStep& l, int parent, const std::string& name);
+  Result<UniqueFd> console_destination();
+  // apply.cc
   // Clones the mount at (src_dirfd, src_path) — a path, or an fd with an empty path — with
   // the given attributes and moves it onto dest_fd.
-  Status attach_clone(int src_dirfd, const std::string& src_path, int dest_fd, uint64_t attr_set,
-                      bool recursive);
-  Status mask(const std::string& path);
+  Status attach_clone(int src_dirfd, const std::string& src_path, int dest_fd, uint64_t attr_set, bool recursive);
+  Status hide_host_proc_sys();
+  // masks.cc
   Status open_dev_null();
+  Status mask(const std::string& path);
   Status make_readonly(const std::string& path);
+  Status finalize();
+  // extension.cc
   Status write_file(int base_fd, const FileStep& f);
   Status mount_overlay(const OverlayStep& o);
-  Status run_after_pivot(size_t index);
 
   Sys& sys_;
   const RootfsPlan& plan_;
-  UniqueFd root_;      // the rootfs (before pivot) or "/" (after)
+  UniqueFd root_;      // the rootfs; "/" after the pivot (the same mount)
   UniqueFd dev_null_;  // the container's /dev/null, verified 1:3, for masking (CVE-2025-31133)
-  std::vector<UniqueFd> programs_;  // exec_after_pivot binaries, opened on the host
+  std::vector<UniqueFd> programs_;     // exec_after_pivot binaries, opened on the host
+  std::vector<UniqueFd> deferred_ro_;  // mounts made read-only last (MountStep::defer_ro)
+  std::map<std::string, UniqueFd> dirs_;  // directories of the devices phase, resolved once
 };
+
+// Per-mount MS_* flags → MOUNT_ATTR_* (superblock flags such as sync have no per-mount form,
+// and runc's bind remount ignores them too).
+uint64_t attrs_of(unsigned long flags);
 
 }  // namespace berth::linux::rootfs

@@ -1,16 +1,11 @@
 // Applying what device modules add to the plan: files written before pivot, read-only
-// tmpfs overlays with files and host binds (procfs masking), and host programs run inside
-// the container after pivot (ldconfig) from fds opened on the host.
+// tmpfs overlays with files and host binds (procfs masking). Their host programs
+// (ldconfig) run after the pivot in masks.cc, through Sys::run_program.
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mount.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "linux/paths.h"
 #include "linux/rootfs/apply.h"
-#include "util/file.h"
 
 namespace berth::linux::rootfs {
 namespace {
@@ -47,30 +42,6 @@ Status Applier::mount_overlay(const OverlayStep& o) {
   mount_attr attr{};
   attr.attr_set = MOUNT_ATTR_RDONLY;
   return sys_.mount_setattr(top.get(), "", AT_EMPTY_PATH, attr);
-}
-
-Status Applier::run_after_pivot(size_t index) {
-  const ExecStep& e = plan_.exec_after_pivot[index];
-  std::vector<std::string> args = {e.host_binary};
-  args.insert(args.end(), e.args.begin(), e.args.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  char* envp[] = {nullptr};
-  int fd = programs_[index].get();
-  pid_t pid = ::fork();
-  if (pid < 0) return Error::sys(errno, "fork");
-  if (pid == 0) {
-    // A clean environment: nothing the image controls (LD_PRELOAD...) reaches a host binary.
-    ::syscall(SYS_execveat, fd, "", argv.data(), envp, AT_EMPTY_PATH);
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return Error::generic(e.host_binary + " inside the container failed (status " + std::to_string(status) + ")");
-  return ok();
 }
 
 }  // namespace berth::linux::rootfs

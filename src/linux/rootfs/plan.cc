@@ -1,14 +1,19 @@
-// Spec → RootfsPlan (see plan.h): mounts[] (types, options, bind file/dir), root.readonly,
-// linux.rootfsPropagation, linux.devices, linux.maskedPaths, linux.readonlyPaths, and the
-// runc behaviours that depend on namespaces (sysfs/mqueue become binds without their
-// namespace in a user namespace).
+// Spec → RootfsPlan (see plan.h): mounts[] (types, options, bind file/dir, uidMappings,
+// gidMappings, what may cover /proc), root.readonly, linux.rootfsPropagation,
+// linux.devices, linux.maskedPaths, linux.readonlyPaths, and the runc behaviours that
+// depend on namespaces (sysfs/mqueue become binds without their namespace in a user
+// namespace; device nodes are bound from the host there).
 #include "linux/rootfs/plan.h"
 
+#include <linux/magic.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
+#include <sys/statfs.h>
+#include <unistd.h>
 
+#include "linux/mountinfo.h"
 #include "linux/paths.h"
+#include "util/file.h"
 #include "util/strings.h"
 
 namespace berth::linux::rootfs {
@@ -26,23 +31,71 @@ unsigned long propagation_flag(const std::string& name) {
   return MS_SLAVE | MS_REC;  // runc's default: host mounts propagate in, nothing out
 }
 
+std::string field_of(size_t index) { return "config.json: mounts[" + std::to_string(index) + "]"; }
+
 // A bind needs the kind of its source to create the right destination.
 Result<bool> source_is_file(const std::string& source, size_t index) {
   struct stat st;
-  if (::stat(source.c_str(), &st) < 0)
-    return Error::sys(errno, "mounts[" + std::to_string(index) + "]: source " + source);
+  if (::stat(source.c_str(), &st) < 0) return Error::sys(errno, field_of(index) + ": source " + source);
   return !S_ISDIR(st.st_mode);
 }
 
-Result<MountStep> plan_mount(const spec::Mount& m, size_t index, const PlanContext& ctx) {
+}  // namespace
+
+bool proc_mount_allowed(const std::string& dest) {
+  static const char* kAllowed[] = {"/proc/cpuinfo", "/proc/diskstats", "/proc/meminfo", "/proc/stat",
+                                   "/proc/swaps",   "/proc/uptime",    "/proc/loadavg", "/proc/slabinfo",
+                                   "/proc/net/dev"};
+  for (const char* a : kAllowed)
+    if (dest == a) return true;
+  return false;
+}
+
+namespace {
+
+// runc's checkProcMount (CVE-2019-16884): nothing but procfs may cover /proc, and nothing
+// may be mounted inside it but what lxcfs emulates. proc and sysfs mounts are exempt (they
+// are checked to be what they claim after mounting, wherever they go).
+Status check_proc_destination(const MountStep& s, size_t index) {
+  const std::string& d = s.destination;
+  if (s.type == "proc" || s.type == "sysfs" || (d != "/proc" && !str::starts_with(d, "/proc/"))) return ok();
+  if (d == "/proc") {
+    struct statfs fs;
+    if (s.kind == MountKind::kBind && ::statfs(s.source.c_str(), &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) return ok();
+    return Error::invalid_spec(field_of(index) + ": " + str::go_quote(d) + " cannot be mounted because it is not of type proc");
+  }
+  if (proc_mount_allowed(d)) return ok();
+  return Error::invalid_spec(field_of(index) + ": " + str::go_quote(d) + " cannot be mounted because it is inside /proc");
+}
+
+// Idmapped binds: the mount's own maps, or (a bare "idmap") the container's.
+Status plan_idmap(MountStep& s, const spec::Mount& m, size_t index, const spec::Linux* l, const PlanContext& ctx) {
+  bool has_maps = !m.uid_mappings.empty() || !m.gid_mappings.empty();
+  if (!s.opts.idmap && !has_maps) return ok();
+  if (s.kind != MountKind::kBind)
+    return Error::invalid_spec(field_of(index) + ": idmapped mounts are only supported for bind mounts");
+  if (has_maps) {
+    if (m.uid_mappings.empty() || m.gid_mappings.empty())
+      return Error::invalid_spec(field_of(index) + ": uidMappings and gidMappings must be given together");
+    s.uid_mappings = m.uid_mappings;
+    s.gid_mappings = m.gid_mappings;
+  } else {
+    if (!ctx.new_user_ns || !l || l->uid_mappings.empty() || l->gid_mappings.empty())
+      return Error::invalid_spec(field_of(index) + ".options: \"idmap\" without uidMappings/gidMappings "
+                                 "needs the container's user namespace mappings (linux.uidMappings/gidMappings)");
+    s.uid_mappings = l->uid_mappings;
+    s.gid_mappings = l->gid_mappings;
+  }
+  s.idmap = true;
+  return ok();
+}
+
+Result<MountStep> plan_mount(const spec::Mount& m, size_t index, const PlanContext& ctx, const spec::Linux* l) {
   MountStep step;
-  step.destination = clean_path(m.destination.empty() || m.destination[0] == '/' ? m.destination
-                                                                                  : "/" + m.destination);
+  step.destination = clean_path(m.destination.empty() || m.destination[0] == '/' ? m.destination : "/" + m.destination);
   step.source = m.source;
   step.type = m.type;
   step.opts = parse_mount_options(m.options);
-  step.uid_mappings = m.uid_mappings;
-  step.gid_mappings = m.gid_mappings;
   if (m.type == "bind") step.opts.flags |= MS_BIND;
   // Without their namespace, sysfs and mqueue cannot be mounted from a user namespace; runc
   // binds the host's instead.
@@ -56,16 +109,73 @@ Result<MountStep> plan_mount(const spec::Mount& m, size_t index, const PlanConte
     step.kind = MountKind::kBind;
     step.type.clear();
     if (step.source.empty() || step.source[0] != '/')
-      return Error::invalid_spec("config.json: mounts[" + std::to_string(index) + "].source: a bind mount needs an absolute source path, got " + str::go_quote(step.source));
-    BERTH_ASSIGN(step.file, source_is_file(step.source, index));
+      return Error::invalid_spec(field_of(index) + ".source: a bind mount needs an absolute source path, got " + str::go_quote(step.source));
+    // The host's /sys and /dev/mqueue standing in for a mount are directories (or absent,
+    // which the bind itself reports).
+    if (!sysfs_bind && !mqueue_bind) {
+      BERTH_ASSIGN(step.file, source_is_file(step.source, index));
+    }
   } else if (m.type == "cgroup" || m.type == "cgroup2") {
     step.kind = MountKind::kCgroup;
-  } else if (!step.uid_mappings.empty() || !step.gid_mappings.empty() || step.opts.idmap) {
-    return Error::invalid_spec("config.json: mounts[" + std::to_string(index) + "]: idmapped mounts need a bind mount");
+  } else if (step.type.empty()) {
+    return Error::invalid_spec(field_of(index) + ".type: missing for a non-bind mount");
   }
-  if (step.type.empty() && step.kind == MountKind::kFilesystem)
-    return Error::invalid_spec("config.json: mounts[" + std::to_string(index) + "].type: missing for a non-bind mount");
+  BERTH_TRY(check_proc_destination(step, index));
+  BERTH_TRY(plan_idmap(step, m, index, l, ctx));
+  // runc mounts tmpfs and /dev read-write and remounts them read-only at the very end:
+  // later phases write into them (device nodes, tmpcopyup, /dev/console).
+  if ((step.opts.flags & MS_RDONLY) && step.kind == MountKind::kFilesystem &&
+      (step.type == "tmpfs" || step.destination == "/dev") && !(step.opts.flags & MS_REMOUNT)) {
+    step.opts.flags &= ~MS_RDONLY;
+    step.defer_ro = true;
+  }
   return step;
+}
+
+void plan_devices(RootfsPlan& plan, const spec::Linux* l, const PlanContext& ctx) {
+  plan.devices = default_devices(ctx.new_user_ns);
+  for (size_t i = 0; l && i < l->devices.size(); ++i) {
+    const auto& d = l->devices[i];
+    DeviceStep s;
+    s.path = clean_path(d.path);
+    s.type = d.type.empty() ? 'c' : d.type[0];
+    s.major = static_cast<uint32_t>(d.major);
+    s.minor = static_cast<uint32_t>(d.minor);
+    s.mode = d.file_mode ? (*d.file_mode & 07777) : 0666;
+    s.uid = d.uid.value_or(0);
+    s.gid = d.gid.value_or(0);
+    s.bind = ctx.new_user_ns;
+    s.host_path = d.path;
+    // A spec entry replaces a default device at the same path.
+    std::erase_if(plan.devices, [&](const DeviceStep& x) { return x.path == s.path; });
+    plan.devices.push_back(s);
+  }
+  // runc's order: ptmx (replacing whatever the image has), then the fd links.
+  plan.links = {{"pts/ptmx", "/dev/ptmx", true},
+                {"/proc/self/fd", "/dev/fd"},
+                {"/proc/self/fd/0", "/dev/stdin"},
+                {"/proc/self/fd/1", "/dev/stdout"},
+                {"/proc/self/fd/2", "/dev/stderr"}};
+  bool kcore = ctx.host_has_kcore ? *ctx.host_has_kcore : ::access("/proc/kcore", F_OK) == 0;
+  if (kcore) plan.links.push_back({"/proc/kcore", "/dev/core"});
+}
+
+// pivot_root refuses a shared parent mount: when "/" is made shared, the mount holding the
+// rootfs is made private in the container's namespace (runc's rootfsParentMountPrivate).
+Status plan_private_parent(RootfsPlan& plan, const PlanContext& ctx) {
+  if (!(plan.root_propagation & MS_SHARED)) return ok();
+  std::string text;
+  if (ctx.mountinfo) {
+    text = *ctx.mountinfo;
+  } else {
+    BERTH_ASSIGN(text, file::read("/proc/self/mountinfo"));
+  }
+  BERTH_ASSIGN(auto mounts, parse_mountinfo(text));
+  const MountInfo* parent = mount_containing(mounts, ctx.rootfs);
+  if (!parent) return ok();
+  bool shared = parent->shared() || (plan.root_propagation & MS_REC) || parent->mountpoint == "/";
+  if (shared) plan.private_parent = parent->mountpoint;
+  return ok();
 }
 
 }  // namespace
@@ -75,8 +185,8 @@ std::vector<DeviceStep> default_devices(bool bind_from_host) {
     const char* path;
     uint32_t major, minor;
   };
-  static const Def kDefs[] = {{"/dev/null", 1, 3},    {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
-                              {"/dev/random", 1, 8},  {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0}};
+  static const Def kDefs[] = {{"/dev/null", 1, 3}, {"/dev/random", 1, 8}, {"/dev/full", 1, 7},
+                              {"/dev/tty", 5, 0},  {"/dev/zero", 1, 5},   {"/dev/urandom", 1, 9}};
   std::vector<DeviceStep> out;
   for (const auto& d : kDefs) {
     DeviceStep s;
@@ -95,92 +205,27 @@ Result<RootfsPlan> plan_rootfs(const spec::Spec& spec, const PlanContext& ctx) {
   RootfsPlan plan;
   plan.rootfs = ctx.rootfs;
   plan.no_pivot = ctx.no_pivot;
+  plan.user_ns = ctx.new_user_ns;
   plan.readonly = spec.root && spec.root->readonly;
   const spec::Linux* l = spec.linux ? &*spec.linux : nullptr;
   plan.root_propagation = propagation_flag(l ? l->rootfs_propagation : "");
+  BERTH_TRY(plan_private_parent(plan, ctx));
   if (spec.process) plan.cwd = clean_path(spec.process->cwd.empty() ? "/" : spec.process->cwd);
   for (size_t i = 0; i < spec.mounts.size(); ++i) {
-    BERTH_ASSIGN(MountStep step, plan_mount(spec.mounts[i], i, ctx));
+    BERTH_ASSIGN(MountStep step, plan_mount(spec.mounts[i], i, ctx, l));
     if (step.destination == "/dev" && step.kind == MountKind::kBind) plan.setup_dev = false;
     plan.mounts.push_back(std::move(step));
   }
-  if (plan.setup_dev) plan.devices = default_devices(ctx.new_user_ns);
+  if (plan.setup_dev) plan_devices(plan, l, ctx);
   if (l) {
-    for (size_t i = 0; plan.setup_dev && i < l->devices.size(); ++i) {
-      const auto& d = l->devices[i];
-      DeviceStep s;
-      s.path = clean_path(d.path);
-      s.type = d.type.empty() ? 'c' : d.type[0];
-      s.major = static_cast<uint32_t>(d.major);
-      s.minor = static_cast<uint32_t>(d.minor);
-      s.mode = d.file_mode ? (*d.file_mode & 07777) : 0666;
-      s.uid = d.uid.value_or(0);
-      s.gid = d.gid.value_or(0);
-      s.bind = ctx.new_user_ns;
-      s.host_path = d.path;
-      // A spec entry replaces a default device at the same path.
-      std::erase_if(plan.devices, [&](const DeviceStep& x) { return x.path == s.path; });
-      plan.devices.push_back(s);
-    }
     plan.masked_paths = l->masked_paths;
     plan.readonly_paths = l->readonly_paths;
   }
-  if (plan.setup_dev)
-    plan.links = {{"/proc/self/fd", "/dev/fd"},      {"/proc/self/fd/0", "/dev/stdin"},
-                  {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
-                  {"pts/ptmx", "/dev/ptmx"}};
   plan.console = ctx.terminal;
   plan.cgroups = ctx.cgroups;
   plan.cgroup_links = ctx.cgroup_links;
   plan.new_cgroup_ns = ctx.new_cgroup_ns;
   return plan;
-}
-
-namespace {
-
-std::string flags_text(unsigned long f) {
-  static const std::pair<unsigned long, const char*> kNames[] = {
-      {MS_RDONLY, "ro"},          {MS_NOSUID, "nosuid"},     {MS_NODEV, "nodev"},
-      {MS_NOEXEC, "noexec"},      {MS_SYNCHRONOUS, "sync"},  {MS_REMOUNT, "remount"},
-      {MS_MANDLOCK, "mand"},      {MS_DIRSYNC, "dirsync"},   {MS_NOATIME, "noatime"},
-      {MS_NODIRATIME, "nodiratime"}, {MS_BIND, "bind"},      {MS_REC, "rec"},
-      {MS_SILENT, "silent"},      {MS_RELATIME, "relatime"}, {MS_STRICTATIME, "strictatime"},
-      {MS_LAZYTIME, "lazytime"},  {MS_I_VERSION, "iversion"}, {256, "nosymfollow"},
-      {MS_PRIVATE, "private"},    {MS_SHARED, "shared"},     {MS_SLAVE, "slave"},
-      {MS_UNBINDABLE, "unbindable"}};
-  std::vector<std::string> parts;
-  for (const auto& [bit, name] : kNames)
-    if (f & bit) parts.push_back(name);
-  return parts.empty() ? "0" : str::join(parts, "|");
-}
-
-}  // namespace
-
-std::string to_text(const RootfsPlan& p) {
-  std::string out = "root " + p.rootfs + " propagation=" + flags_text(p.root_propagation) +
-                    (p.readonly ? " readonly" : "") + (p.no_pivot ? " no-pivot" : "") + "\n";
-  for (const auto& m : p.mounts) {
-    const char* kind = m.kind == MountKind::kBind ? "bind" : m.kind == MountKind::kCgroup ? "cgroup" : "mount";
-    out += std::string(kind) + " " + m.destination + " type=" + (m.type.empty() ? "-" : m.type) +
-           " source=" + (m.source.empty() ? "-" : m.source) + " flags=" + flags_text(m.opts.flags);
-    if (!m.opts.data.empty()) out += " data=" + m.opts.data_string();
-    for (auto pr : m.opts.propagation) out += " propagation=" + flags_text(pr);
-    if (m.opts.has_recursive)
-      out += " rattr=+" + std::to_string(m.opts.recursive.attr_set) + "/-" + std::to_string(m.opts.recursive.attr_clr);
-    if (m.file) out += " file";
-    if (m.opts.idmap || !m.uid_mappings.empty()) out += " idmap";
-    out += "\n";
-  }
-  if (!p.setup_dev) out += "dev from-bind\n";
-  for (const auto& d : p.devices)
-    out += std::string(d.bind ? "bind-dev " : "mknod ") + d.path + " " + d.type + " " + std::to_string(d.major) +
-           ":" + std::to_string(d.minor) + " mode=" + std::to_string(d.mode) + "\n";
-  for (const auto& l : p.links) out += "symlink " + l.path + " -> " + l.target + "\n";
-  if (p.console) out += "console /dev/console\n";
-  for (const auto& r : p.readonly_paths) out += "readonly " + r + "\n";
-  for (const auto& m : p.masked_paths) out += "mask " + m + "\n";
-  if (!p.cwd.empty()) out += "cwd " + p.cwd + "\n";
-  return out;
 }
 
 }  // namespace berth::linux::rootfs

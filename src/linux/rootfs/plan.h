@@ -1,18 +1,22 @@
-// The rootfs plan: a pure function turns the spec (mounts, root, linux.devices,
-// linux.maskedPaths, linux.readonlyPaths, linux.rootfsPropagation, root.readonly) plus a few
-// host facts into ordered steps in named phases. apply.cc executes them in the container's
-// mount namespace. Device modules (nvidia, rdma, cdi) extend a plan only by appending steps
-// (see `Extension` below) before it is applied — never by touching the system themselves.
+// The rootfs plan: a function turns the spec (mounts, root, linux.devices,
+// linux.maskedPaths, linux.readonlyPaths, linux.rootfsPropagation, root.readonly, per-mount
+// uidMappings/gidMappings) plus a few host facts into ordered steps in named phases. apply.cc
+// executes them in the container's mount namespace. Device modules (nvidia, rdma, cdi)
+// extend a plan only by appending steps (see container/extend.cc) before it is applied —
+// never by touching the system themselves.
 #pragma once
 
 #include <sys/types.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "berth/result.h"
 #include "berth/spec.h"
 #include "linux/rootfs/options.h"
+#include "util/unique_fd.h"
 
 namespace berth::linux::rootfs {
 
@@ -25,7 +29,16 @@ struct MountStep {
   MountKind kind = MountKind::kFilesystem;
   MountOptions opts;
   bool file = false;        // bind of a non-directory: the destination is a file
-  std::vector<spec::IdMapping> uid_mappings, gid_mappings;  // idmapped bind
+  // Mounted read-write and made read-only at the end (runc: tmpfs and /dev, which later
+  // phases still write into; the superblock stays rw, as with runc).
+  bool defer_ro = false;
+  // Idmapped bind: the maps of the user namespace given to MOUNT_ATTR_IDMAP (the mount's
+  // own uidMappings/gidMappings, or the container's for a bare "idmap").
+  bool idmap = false;
+  std::vector<spec::IdMapping> uid_mappings, gid_mappings;
+  // The detached, already idmapped tree: prepared by the runtime before the container's
+  // user namespace exists (see idmap.h), inherited by the init and moved into place there.
+  std::shared_ptr<UniqueFd> prepared;
 };
 
 struct DeviceStep {
@@ -42,6 +55,7 @@ struct DeviceStep {
 struct LinkStep {
   std::string target;  // link content
   std::string path;    // container path
+  bool replace = false;  // remove what the image has there first (runc's /dev/ptmx)
 };
 
 struct FileStep {
@@ -80,7 +94,7 @@ struct CgroupDir {
 // nodes to `devices`, and `files`, `overlays`, `exec_after_pivot` take the rest.
 struct PlanContext {
   std::string rootfs;          // absolute host path of root.path
-  bool new_user_ns = false;
+  bool new_user_ns = false;    // created or joined: the init is not the host's root
   bool new_net_ns = false;
   bool new_ipc_ns = false;
   bool new_cgroup_ns = false;
@@ -88,11 +102,18 @@ struct PlanContext {
   bool no_pivot = false;
   std::vector<CgroupDir> cgroups;
   std::vector<LinkStep> cgroup_links;  // "cpu" -> "cpu,cpuacct" inside the cgroup mount
+  // Read from the host when unset; tests set them.
+  std::optional<bool> host_has_kcore;      // /proc/kcore exists: runc links /dev/core to it
+  std::optional<std::string> mountinfo;    // /proc/self/mountinfo (for a shared rootfs parent)
 };
 
 struct RootfsPlan {
   std::string rootfs;
   unsigned long root_propagation = 0;  // applied to "/" before anything
+  // The mount holding the rootfs when "/" becomes shared: made private, because pivot_root
+  // refuses a shared parent (as runc).
+  std::string private_parent;
+  bool user_ns = false;                // become root of the user namespace first
   bool readonly = false;
   bool no_pivot = false;
   std::string cwd;                     // created if missing (runc does)
@@ -119,8 +140,15 @@ Result<RootfsPlan> plan_rootfs(const spec::Spec& spec, const PlanContext& ctx);
 
 // One line per step, for golden tests and --debug.
 std::string to_text(const RootfsPlan& plan);
+// MS_* flags as option words ("nosuid|nodev"), "0" for none.
+std::string flags_text(unsigned long flags);
+// MOUNT_ATTR_* bits as words ("rdonly|nosuid"), "0" for none.
+std::string attr_text(uint64_t attrs);
 
-// The devices every container gets (runtime-spec "Default Devices").
+// The files under /proc that lxcfs emulates: the only mounts runc allows inside /proc.
+bool proc_mount_allowed(const std::string& destination);
+
+// The devices every container gets (runtime-spec "Default Devices"), in runc's order.
 std::vector<DeviceStep> default_devices(bool bind_from_host);
 
 }  // namespace berth::linux::rootfs

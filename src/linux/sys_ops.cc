@@ -1,0 +1,161 @@
+// Compound system operations behind Sys (see sys_ops.h): copy_tree (tmpcopyup: directory
+// content into a fresh tmpfs, symlinks never followed), make_userns (a user namespace with
+// the given maps, for MOUNT_ATTR_IDMAP), run_program (fexecve in a child, clean env).
+#include "linux/sys_ops.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/file.h"
+
+namespace berth::linux::ops {
+namespace {
+
+constexpr int kMaxDepth = 128;
+
+Status copy_file_data(int from, int to, off_t size) {
+  while (size > 0) {
+    ssize_t n = ::sendfile(to, from, nullptr, static_cast<size_t>(size));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error::sys(errno, "copy data");
+    }
+    if (n == 0) break;  // the file shrank meanwhile
+    size -= n;
+  }
+  return ok();
+}
+
+Status copy_entry(int from_dir, int to_dir, const char* name, int depth);
+
+Status copy_dir(int from, int to, int depth) {
+  if (depth > kMaxDepth) return Error::sys(ELOOP, "copy: directory tree too deep");
+  int dup = ::fcntl(from, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) return Error::sys(errno, "dup");
+  DIR* d = ::fdopendir(dup);
+  if (!d) {
+    ::close(dup);
+    return Error::sys(errno, "opendir");
+  }
+  Status st = ok();
+  while (struct dirent* e = ::readdir(d)) {
+    std::string_view n(e->d_name);
+    if (n == "." || n == "..") continue;
+    st = copy_entry(from, to, e->d_name, depth);
+    if (!st) break;
+  }
+  ::closedir(d);
+  return st;
+}
+
+// Mode and owner of the copy: as the original (the copy is made by root in the container).
+Status copy_attrs(int to_dir, const char* name, const struct stat& st) {
+  if (::fchownat(to_dir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+    return Error::sys(errno, std::string("chown ") + name);
+  if (!S_ISLNK(st.st_mode) && ::fchmodat(to_dir, name, st.st_mode & 07777, 0) < 0)
+    return Error::sys(errno, std::string("chmod ") + name);
+  return ok();
+}
+
+Status copy_entry(int from_dir, int to_dir, const char* name, int depth) {
+  struct stat st;
+  if (::fstatat(from_dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return Error::sys(errno, std::string("stat ") + name);
+  if (S_ISDIR(st.st_mode)) {
+    if (::mkdirat(to_dir, name, 0700) < 0) return Error::sys(errno, std::string("mkdir ") + name);
+    UniqueFd src(::openat(from_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd dst(::openat(to_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!src || !dst) return Error::sys(errno, std::string("open ") + name);
+    BERTH_TRY(copy_dir(src.get(), dst.get(), depth + 1).context(name));
+  } else if (S_ISREG(st.st_mode)) {
+    UniqueFd src(::openat(from_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!src) return Error::sys(errno, std::string("open ") + name);
+    UniqueFd dst(::openat(to_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!dst) return Error::sys(errno, std::string("create ") + name);
+    BERTH_TRY(copy_file_data(src.get(), dst.get(), st.st_size).context(name));
+  } else if (S_ISLNK(st.st_mode)) {
+    std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
+    ssize_t n = ::readlinkat(from_dir, name, target.data(), target.size());
+    if (n < 0) return Error::sys(errno, std::string("readlink ") + name);
+    target.resize(static_cast<size_t>(n));
+    if (::symlinkat(target.c_str(), to_dir, name) < 0) return Error::sys(errno, std::string("symlink ") + name);
+  } else {
+    // Device nodes, fifos, sockets: recreate the node itself.
+    if (::mknodat(to_dir, name, st.st_mode & (S_IFMT | 0600), st.st_rdev) < 0)
+      return Error::sys(errno, std::string("mknod ") + name);
+  }
+  return copy_attrs(to_dir, name, st);
+}
+
+}  // namespace
+
+Status copy_tree(int from_dirfd, int to_dirfd) {
+  UniqueFd from(::openat(from_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd to(::openat(to_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!from || !to) return Error::sys(errno, "open directories to copy");
+  return copy_dir(from.get(), to.get(), 0).context("tmpcopyup");
+}
+
+Result<UniqueFd> make_userns(const std::string& uid_map, const std::string& gid_map) {
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) < 0) return Error::sys(errno, "pipe");
+  UniqueFd rd(pipefd[0]), wr(pipefd[1]);
+  struct clone_args args {};
+  args.flags = CLONE_NEWUSER;
+  args.exit_signal = SIGCHLD;
+  long pid = ::syscall(SYS_clone3, &args, sizeof args);
+  if (pid < 0) return Error::sys(errno, "clone3 (user namespace for an idmapped mount)");
+  if (pid == 0) {
+    // The child only holds the namespace until the parent has its fd: it waits for EOF.
+    wr.reset();
+    char c;
+    while (::read(rd.get(), &c, 1) < 0 && errno == EINTR) {
+    }
+    ::_exit(0);
+  }
+  rd.reset();
+  std::string base = "/proc/" + std::to_string(pid) + "/";
+  Result<UniqueFd> out = Error::generic("make user namespace");
+  Status st = file::write_existing(AT_FDCWD, base + "uid_map", uid_map);
+  if (st) st = file::write_existing(AT_FDCWD, base + "gid_map", gid_map);
+  if (st) {
+    int fd = ::open((base + "ns/user").c_str(), O_RDONLY | O_CLOEXEC);
+    out = fd < 0 ? Result<UniqueFd>(Error::sys(errno, "open " + base + "ns/user")) : Result<UniqueFd>(UniqueFd(fd));
+  } else {
+    out = std::move(st).error().context("write idmap");
+  }
+  wr.reset();  // the child reads EOF and exits
+  while (::waitpid(static_cast<pid_t>(pid), nullptr, 0) < 0 && errno == EINTR) {
+  }
+  return out;
+}
+
+Status run_program(int fd, const std::vector<std::string>& argv) {
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargv;
+  for (auto& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  char* envp[] = {nullptr};
+  pid_t pid = ::fork();
+  if (pid < 0) return Error::sys(errno, "fork");
+  if (pid == 0) {
+    // A clean environment: nothing the image controls (LD_PRELOAD...) reaches a host binary.
+    ::syscall(SYS_execveat, fd, "", cargv.data(), envp, AT_EMPTY_PATH);
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return Error::generic((argv.empty() ? std::string("program") : argv[0]) + " failed (status " +
+                          std::to_string(status) + ")");
+  return ok();
+}
+
+}  // namespace berth::linux::ops
