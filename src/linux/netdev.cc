@@ -112,12 +112,23 @@ Status move_rdma_devices(Mover& mv, const std::vector<RdmaMove>& moves, int netn
   // Shared mode: every namespace already sees every device; nothing may move.
   if (mode == netlink::RdmaNetnsMode::kShared) return ok();
   BERTH_ASSIGN(auto devices, netlink::rdma_devices(s));
+  std::optional<std::vector<netlink::RdmaDevice>> inside;
+  auto has = [](const std::vector<netlink::RdmaDevice>& v, const std::string& n) {
+    return std::any_of(v.begin(), v.end(), [&](const auto& d) { return d.name == n; });
+  };
   for (const auto& m : moves) {
     auto it = std::find_if(devices.begin(), devices.end(), [&](const auto& d) { return d.name == m.device; });
-    if (it == devices.end())
+    if (it == devices.end()) {
+      // Containers of one pod share the sandbox's namespace: the first one moved it.
+      if (!inside) {
+        BERTH_ASSIGN(Socket in, Socket::open_in(NETLINK_RDMA, netns_fd).context("rdma netlink"));
+        BERTH_ASSIGN(inside, netlink::rdma_devices(in));
+      }
+      if (has(*inside, m.device)) continue;
       return Error::sys(ENODEV, "rdma device " + m.device +
                                     ": not in the runtime network namespace (exclusive rdma netns mode: "
                                     "another container may hold it)");
+    }
     auto st = netlink::rdma_move_device(s, it->index, netns_fd);
     if (!st) return move_refused(std::move(st).error(), m.device);
     // After the device: IPoIB interfaces are re-created with it, RoCE ones follow it.

@@ -102,13 +102,19 @@ Result<std::pair<uint32_t, uint32_t>> parse_dev(std::string_view text) {
 Result<std::vector<std::string>> device_names(const HostView& host) { return entries(host.sys + "/class/infiniband"); }
 
 Result<HostDevice> resolve(const HostView& host, const std::string& name) {
-  std::string base = host.sys + "/class/infiniband/" + name;
-  if (!exists(base)) return Error::sys(ENODEV, "rdma device " + name);
   HostDevice d;
   d.name = name;
   BERTH_TRY(add_nodes(host, "infiniband_verbs", {"uverbs"}, name, d.nodes).context("rdma device " + name));
   BERTH_TRY(add_nodes(host, "infiniband_mad", {"umad", "issm"}, name, d.nodes).context("rdma device " + name));
-  BERTH_TRY(add_netdevs(base, d).context("rdma device " + name));
+  std::string base = host.sys + "/class/infiniband/" + name;
+  if (exists(base)) {
+    BERTH_TRY(add_netdevs(base, d).context("rdma device " + name));
+  } else if (d.nodes.empty()) {
+    return Error::sys(ENODEV, "rdma device " + name);
+  }
+  // Else class/infiniband (tagged by network namespace) hides a device that exclusive mode
+  // gave to another namespace, such as the pod sandbox an earlier container moved it into;
+  // its nodes still show, its interfaces went with it.
   return d;
 }
 

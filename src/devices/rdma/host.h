@@ -39,7 +39,8 @@ Result<std::pair<uint32_t, uint32_t>> parse_dev(std::string_view text);
 // Names under <sys>/class/infiniband, sorted. Empty when the class does not exist.
 Result<std::vector<std::string>> device_names(const HostView& host);
 
-// One device by exact name; ENODEV when <sys>/class/infiniband/<name> does not exist.
+// One device by exact name; ENODEV when neither <sys>/class/infiniband/<name> nor a node of
+// it exists (exclusive mode hides devices of other namespaces from class/infiniband only).
 Result<HostDevice> resolve(const HostView& host, const std::string& name);
 
 // <sys>/class/misc/rdma_cm/dev (present once rdma_ucm is loaded); nullopt when absent.

@@ -3,6 +3,8 @@
 // request annotation (org.berth.rdma.devices) turned into nodes, rules and netns moves.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "container/extend.h"
 #include "devices/rdma/host.h"
 #include "devices/rdma/request.h"
@@ -88,6 +90,18 @@ TEST(RdmaHost, NetdevsAndLinkLayers) {
   ASSERT_TRUE(rxe);
   EXPECT_EQ(rxe->netdevs, (std::vector<std::string>{"veth0"}));
   EXPECT_EQ(names(rxe->nodes), (std::vector<std::string>{"uverbs3=231:195"}));
+}
+
+TEST(RdmaHost, DeviceOfAnotherNamespaceKnownByItsNodes) {
+  // Exclusive mode: mlx5_3 lives in a pod's namespace, so class/infiniband (tagged by
+  // namespace) hides it from the runtime; its uverbs and umad nodes still name it.
+  auto d = resolve(fixture(), "mlx5_3");
+  ASSERT_TRUE(d) << d.error().message();
+  EXPECT_EQ(names(d->nodes), (std::vector<std::string>{"uverbs4=231:196", "umad4=231:4"}));
+  EXPECT_TRUE(d->netdevs.empty());
+  auto n = device_names(fixture());
+  ASSERT_TRUE(n);
+  EXPECT_EQ(std::count(n->begin(), n->end(), "mlx5_3"), 0) << "\"all\" means the runtime namespace's devices";
 }
 
 TEST(RdmaHost, UnknownDeviceIsEnodev) {
