@@ -98,6 +98,27 @@ TEST(NetDevices, MovedDuringCreateKeepingItsName) {
   EXPECT_TRUE(eventually([&] { return !link_exists(v.a()) && !link_exists(v.b()); }));
 }
 
+TEST(NetDevices, CreateRuntimeHookSeesTheMovedInterface) {
+  Veth v("k");
+  ASSERT_TRUE(v.ok());
+  Runtime rt;
+  Bundle b;
+  std::string seen = b.path() + "/hook.out";
+  b.spec().linux->net_devices[v.a()] = {"ctr2"};
+  b.spec().hooks.emplace();
+  b.spec().hooks->create_runtime.push_back(
+      {"/bin/sh",
+       {"sh", "-c", "pid=$(sed -n 's/.*\"pid\": *\\([0-9]*\\).*/\\1/p'); "
+                    "nsenter --net=/proc/$pid/ns/net ip -o addr show dev ctr2 > " + seen + " 2>&1"},
+       {},
+       {}});
+  b.write();
+  auto r = rt({"run", "--bundle", b.path(), "nd-hook"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::string out = read_text(seen);
+  EXPECT_NE(out.find(v.v4()), std::string::npos) << "the hook runs after the move: " << out;
+}
+
 TEST(NetDevices, TemplateNameIsNumberedByTheKernel) {
   Veth v("t");
   ASSERT_TRUE(v.ok());
