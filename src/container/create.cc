@@ -19,7 +19,9 @@
 #include "container/record.h"
 #include "container/state_store.h"
 #include "container/status.h"
+#include "devices/rdma/request.h"
 #include "linux/console.h"
+#include "linux/netdev.h"
 #include "linux/paths.h"
 #include "linux/proc.h"
 #include "linux/rootfs/idmap.h"
@@ -85,6 +87,7 @@ struct Creation {
   pid_t init_pid = 0;   // the container's init (stage two if any)
   UniqueFd init_pidfd;
   UniqueFd console;
+  linux::NetnsMoves moves;  // linux.netDevices and RDMA devices, moved at kHooks
 };
 
 Status record_pid(Creation& c, pid_t pid) {
@@ -93,6 +96,16 @@ Status record_pid(Creation& c, pid_t pid) {
   auto st = linux::read_proc_stat(pid);
   if (st) c.record.pid_start_time = st->start_time;
   return c.dir->write_record(c.record);
+}
+
+// linux.netDevices, and the devices of org.berth.rdma.devices (which move only in exclusive
+// rdma netns mode), go into the container's network namespace.
+Result<linux::NetnsMoves> network_moves(const spec::Spec& spec) {
+  linux::NetnsMoves m;
+  if (spec.linux) m.net_devices = spec.linux->net_devices;
+  BERTH_ASSIGN(auto rdma, devices::rdma::netns_moves(spec, {}));
+  for (auto& r : rdma) m.rdma.push_back({r.device, r.netdevs});
+  return m;
 }
 
 // The parent's side of the set-up conversation with the init.
@@ -115,6 +128,8 @@ Status converse(Creation& c, int sock, bool maps_on_clone) {
         c.init_pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, c.init_pid, 0)));
         break;
       case Msg::kHooks:
+        // The network namespace exists by now (created or joined); hooks see the devices.
+        BERTH_TRY(linux::move_into_netns(c.moves, c.init_pid));
         if (c.spec.hooks) {
           std::string state = hook_state(c.record, "creating");
           BERTH_TRY(container::run_hooks("prestart", c.spec.hooks->prestart, state));
@@ -216,6 +231,8 @@ Status create_steps(Creation& c) {
   // The whole plan first: device modules add cgroup rules before the cgroup exists.
   OciState state = container::to_oci_state(c.record, ContainerStatus::kCreating);
   BERTH_ASSIGN(auto built, container::build_init(c.spec, c.o, c.record.rootfs, state));
+  BERTH_ASSIGN(c.moves, network_moves(c.spec));
+  if (!c.moves.empty()) built->cfg.wants_runtime_hooks = true;  // the init pauses at kHooks
   t.mark("plan");
   BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true",
                                               built->device_rules));
@@ -241,7 +258,7 @@ Status create_steps(Creation& c) {
 }  // namespace
 
 Result<Created> create_container(const CreateOptions& o) {
-  Creation c{o, {}, {}, {}, {}, {}, {}, 0, {}, {}};
+  Creation c{o, {}, {}, {}, {}, {}, {}, 0, {}, {}, {}};
   auto st = create_steps(c);
   if (!st) return std::move(st).error();
   c.undo.commit();

@@ -11,6 +11,7 @@
 #include "devices/nvidia/cdi_hooks.h"
 #include "devices/nvidia/modprobe.h"
 #include "devices/nvidia/module.h"
+#include "devices/rdma/request.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -72,8 +73,9 @@ Status refuse_unmerged(const devices::Edits& e) {
 }  // namespace
 
 Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const DeviceContext& ctx) {
+  BERTH_ASSIGN(devices::Edits out, devices::rdma::edits(spec, {}));  // org.berth.rdma.devices
   BERTH_ASSIGN(auto cdi_names, devices::cdi::requested_devices(spec.annotations));
-  if (cdi_names.empty() && !maybe_gpu(spec)) return devices::Edits{};
+  if (cdi_names.empty() && !maybe_gpu(spec)) return out;
   BERTH_ASSIGN(devices::Config cfg, devices::load_config());
   if (!cdi_names.empty() && !cfg.cdi.enabled) {
     // Turned off where the engine already applied CDI and still passes the annotations on.
@@ -96,10 +98,10 @@ Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const Device
     if (req.explicit_request()) return Error::unsupported("GPUs requested (" + req.source + ") but the NVIDIA module is disabled in " + cfg.source);
     req.wanted = false;
   }
-  devices::Edits out;
   BERTH_TRY(load_modules_if_needed(cfg.nvidia, req));
   nv::ModuleContext mctx{ctx.rootfs, ctx.state_root, ctx.user_ns};
-  BERTH_ASSIGN(out, nv::nvidia_edits(spec, req, cfg.nvidia, mctx));
+  BERTH_ASSIGN(devices::Edits gpu, nv::nvidia_edits(spec, req, cfg.nvidia, mctx));
+  devices::append(out, gpu);
   if (!cdi_names.empty()) {
     BERTH_ASSIGN(auto resolved, devices::cdi::resolve(reg, cdi_names));
     BERTH_ASSIGN(devices::Edits cdi, devices::cdi::cdi_edits(resolved));

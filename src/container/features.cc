@@ -59,7 +59,7 @@ void linux_section(json::Writer& w) {
   w.begin_object();
   enabled(w, "idmap", false);
   w.end_object();
-  enabled(w, "netDevices", false);
+  enabled(w, "netDevices", true);
   w.end_object();
 }
 

@@ -49,6 +49,23 @@ int exec_hook(const spec::Hook& hook, Pipes& p) {
   return 127;
 }
 
+// A hook that exits without reading stdin closes the pipe under us: that must come back
+// as EPIPE, not as a SIGPIPE that kills berth. The signal is blocked for the write and a
+// pending one drained; the disposition stays default, so nothing we exec inherits SIG_IGN.
+void write_state(int fd, const std::string& state_json) {
+  sigset_t pipe_only, old;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  bool broken = ::write(fd, state_json.data(), state_json.size()) < 0 && errno == EPIPE;
+  if (broken && !sigismember(&old, SIGPIPE)) {
+    struct timespec now = {0, 0};
+    while (::sigtimedwait(&pipe_only, nullptr, &now) == SIGPIPE) {
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 }  // namespace
 
 Status run_hook(const spec::Hook& hook, const std::string& state_json) {
@@ -62,7 +79,7 @@ Status run_hook(const spec::Hook& hook, const std::string& state_json) {
   // The state may exceed the pipe buffer only for huge annotations; a hook that does not
   // read stdin must not block us, so write without blocking forever.
   ::fcntl(p.in[1], F_SETFL, O_NONBLOCK);
-  (void)!::write(p.in[1], state_json.data(), state_json.size());
+  write_state(p.in[1], state_json);
   ::close(p.in[1]), p.in[1] = -1;
 
   std::string out, err;

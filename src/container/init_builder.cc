@@ -103,7 +103,10 @@ Status refuse_unsupported(const spec::Spec& spec) {
     return Error::unsupported("linux.mountLabel: SELinux is not enabled on this host");
   if (l.intel_rdt && !file_exists("/sys/fs/resctrl/schemata"))
     return Error::unsupported("linux.intelRdt: Intel RDT (resctrl) is not mounted on this host");
-  if (!l.net_devices.empty()) return Error::unsupported("linux.netDevices: not supported by this build yet");
+  // linux.netDevices move into the container's own network namespace (create.cc, at kHooks).
+  bool netns = std::any_of(l.namespaces.begin(), l.namespaces.end(), [](const auto& n) { return n.type == "network"; });
+  if (!l.net_devices.empty() && !netns)
+    return Error::invalid_spec("config.json: linux.netDevices: unable to move network devices without a private NET namespace");
   return ok();
 }
 

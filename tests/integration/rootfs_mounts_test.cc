@@ -311,7 +311,7 @@ TEST_F(RootfsMounts, PropagationBothWays) {
   bool ready = false;
   for (int i = 0; i < 200 && !(ready = host_exists(s + "/ready")); ++i) ::usleep(50000);
   bool out_seen = false;
-  for (const auto& l : mount_lines()) out_seen = out_seen || l.find(" " + s + "/out ") != std::string::npos;
+  for (const auto& l : mount_lines(s)) out_seen = out_seen || l.find(" " + s + "/out ") != std::string::npos;
   ::mount("from-host", (s + "/in").c_str(), "tmpfs", 0, "size=64k");
   run_cmd({"touch", s + "/go"});
   t.join();

@@ -26,7 +26,7 @@ inline const char* const kTestCgroupParent = "/berth-test/rootfs";
 // on the host mounts and unmounts elsewhere meanwhile.
 inline std::vector<std::string> berth_mounts() {
   std::vector<std::string> out;
-  for (const auto& l : mount_lines())
+  for (const auto& l : mount_lines("/tmp/berth-"))
     if (l.find(" /tmp/berth-bundle.") != std::string::npos || l.find(" /tmp/berth-rt-") != std::string::npos)
       out.push_back(l);
   return out;

@@ -79,7 +79,12 @@ Status Applier::pivot() {
     BERTH_TRY(sys_.umount2(".", MNT_DETACH).context("detach old root"));
   }
   // root_ still names the rootfs mount, which is "/" now: no need to open it again.
-  return sys_.chdir("/");
+  BERTH_TRY(sys_.chdir("/"));
+  // The rootfs bind was made under a parent that had to be private (pivot_root refuses a
+  // shared one), so it came out private: give the container's "/" what was asked for.
+  if (plan_.root_propagation_after)
+    BERTH_TRY(sys_.mount("", "/", "", plan_.root_propagation_after, "").context("set linux.rootfsPropagation on /"));
+  return ok();
 }
 
 // With chroot the host's procfs and sysfs stay in the mount namespace, and the kernel lets

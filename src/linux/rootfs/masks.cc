@@ -31,9 +31,11 @@ Status Applier::after_pivot() {
 // a /dev/null swapped for a symlink must not redirect the mask). Not a detached clone of
 // the host's: cloning a detached mount needs Linux 6.15, and the mount is attached here.
 Status Applier::open_dev_null() {
-  BERTH_ASSIGN(dev_null_, sys_.openat2(root_.get(), "dev/null", O_PATH, 0,
-                                       RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
-                              .context("open /dev/null for masking"));
+  auto fd = sys_.openat2(root_.get(), "dev/null", O_PATH, 0, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+  if (!fd && fd.error().err() == ELOOP)
+    return Error::generic("/dev/null in the container is a symlink, not the null device: refusing to mask with it");
+  if (!fd) return std::move(fd).error().context("open /dev/null for masking");
+  dev_null_ = std::move(*fd);
   BERTH_ASSIGN(struct stat st, sys_.fstat(dev_null_.get()));
   if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
     return Error::generic("/dev/null in the container is not the null device (1:3)");

@@ -45,7 +45,7 @@ Result<bool> source_is_file(const std::string& source, size_t index) {
 bool proc_mount_allowed(const std::string& dest) {
   static const char* kAllowed[] = {"/proc/cpuinfo", "/proc/diskstats", "/proc/meminfo", "/proc/stat",
                                    "/proc/swaps",   "/proc/uptime",    "/proc/loadavg", "/proc/slabinfo",
-                                   "/proc/net/dev"};
+                                   "/proc/net/dev", "/proc/sys/kernel/ns_last_pid", "/proc/sys/crypto/fips_enabled"};
   for (const char* a : kAllowed)
     if (dest == a) return true;
   return false;
@@ -55,10 +55,13 @@ namespace {
 
 // runc's checkProcMount (CVE-2019-16884): nothing but procfs may cover /proc, and nothing
 // may be mounted inside it but what lxcfs emulates. proc and sysfs mounts are exempt (they
-// are checked to be what they claim after mounting, wherever they go).
+// are checked to be what they claim after mounting, wherever they go). So is a fresh tmpfs
+// (as in runc 1.1): empty and host-free, it is what linux.maskedPaths puts over a directory
+// anyway, and berth never writes through the container's /proc (CVE-2025-52881).
 Status check_proc_destination(const MountStep& s, size_t index) {
   const std::string& d = s.destination;
   if (s.type == "proc" || s.type == "sysfs" || (d != "/proc" && !str::starts_with(d, "/proc/"))) return ok();
+  if (d != "/proc" && s.kind == MountKind::kFilesystem && s.type == "tmpfs") return ok();
   if (d == "/proc") {
     struct statfs fs;
     if (s.kind == MountKind::kBind && ::statfs(s.source.c_str(), &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) return ok();
@@ -209,6 +212,9 @@ Result<RootfsPlan> plan_rootfs(const spec::Spec& spec, const PlanContext& ctx) {
   plan.readonly = spec.root && spec.root->readonly;
   const spec::Linux* l = spec.linux ? &*spec.linux : nullptr;
   plan.root_propagation = propagation_flag(l ? l->rootfs_propagation : "");
+  if (l && !l->rootfs_propagation.empty()) plan.root_propagation_after = plan.root_propagation;
+  // An unbindable "/" could not give the rootfs bind: the host stays behind a slave until the pivot.
+  if (plan.root_propagation & MS_UNBINDABLE) plan.root_propagation = MS_SLAVE | MS_REC;
   BERTH_TRY(plan_private_parent(plan, ctx));
   if (spec.process) plan.cwd = clean_path(spec.process->cwd.empty() ? "/" : spec.process->cwd);
   for (size_t i = 0; i < spec.mounts.size(); ++i) {

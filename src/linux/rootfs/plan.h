@@ -110,6 +110,7 @@ struct PlanContext {
 struct RootfsPlan {
   std::string rootfs;
   unsigned long root_propagation = 0;  // applied to "/" before anything
+  unsigned long root_propagation_after = 0;  // linux.rootfsPropagation as given: for "/" after the pivot
   // The mount holding the rootfs when "/" becomes shared: made private, because pivot_root
   // refuses a shared parent (as runc).
   std::string private_parent;

@@ -43,8 +43,14 @@ TEST(RootfsPlan, OnlyProcfsMayCoverProc) {
 
 TEST(RootfsPlan, NothingInsideProcButLxcfsFiles) {
   spec::Spec s = minimal_spec();
-  s.mounts = {mnt("/proc/sys/kernel", "tmpfs", "tmpfs", {})};
+  s.mounts = {mnt("/proc/sys/kernel", "bind", "/tmp", {"rbind"})};
   EXPECT_EQ(plan_error(s), "config.json: mounts[0]: \"/proc/sys/kernel\" cannot be mounted because it is inside /proc");
+  s.mounts = {mnt("/proc/sys/kernel", "devpts", "devpts", {})};
+  EXPECT_EQ(plan_error(s), "config.json: mounts[0]: \"/proc/sys/kernel\" cannot be mounted because it is inside /proc");
+  s.mounts = {mnt("/proc/driver", "tmpfs", "tmpfs", {})};  // fresh and empty, like a masked directory
+  EXPECT_EQ(plan_error(s), "<planned>");
+  s.mounts = {mnt("/proc/sys/kernel/ns_last_pid", "bind", "/etc/passwd", {"bind"})};
+  EXPECT_EQ(plan_error(s), "<planned>");
   s.mounts = {mnt("/proc/../proc/self/attr", "bind", "/etc", {"bind"})};
   EXPECT_EQ(plan_error(s), "config.json: mounts[0]: \"/proc/self/attr\" cannot be mounted because it is inside /proc");
   s.mounts = {mnt("/proc/meminfo", "bind", "/etc/passwd", {"bind"})};
