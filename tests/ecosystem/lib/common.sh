@@ -184,18 +184,32 @@ eco_cleanup_generic() {
 # The cgroup parents (relative to each hierarchy's root) an engine puts containers under.
 eco_cgroup_parents() { echo "eco-$ECO_TOKEN"; }
 
-# Containers whose state lives in the runtime's default root: ids listed in .runtime-ids.
+# Containers whose state lives in the runtime's default root (/run/<name>: podman passes no
+# --root): those whose bundle is below our directory are ours.
 eco_remove_runtime_state() {
-  local f=$ECO_WORK/.runtime-ids id root
-  [[ -f "$f" ]] || return 0
-  root=/run/$ECO_RTNAME
-  while read -r id; do
-    [[ -n "$id" ]] || continue
-    if [[ -e "$root/$id" ]]; then
-      "$ECO_RUNTIME" delete --force "$id" >/dev/null 2>&1
-      rm -rf --one-file-system "${root:?}/$id"
-    fi
-  done <"$f"
+  local root=/run/$ECO_RTNAME d id bundle
+  [[ -d "$root" ]] || return 0
+  for d in "$root"/*; do
+    [[ -d "$d" ]] || continue
+    id=${d##*/}
+    bundle=$("$ECO_RUNTIME" state "$id" 2>/dev/null | jq -r '.bundle // empty' 2>/dev/null)
+    [[ -n "$bundle" && "$bundle" == "$ECO_WORK"/* ]] || continue
+    eco_log "cleanup: runtime state of $id left in $root"
+    "$ECO_RUNTIME" delete --force "$id" >/dev/null 2>&1
+    [[ -e "$d" ]] && rm -rf --one-file-system "$d"
+  done
+  return 0
+}
+# Ids of the runtime's containers (default root) whose bundle is below our directory.
+eco_runtime_ids() {
+  local root=/run/$ECO_RTNAME d id bundle
+  for d in "$root"/*; do
+    [[ -d "$d" ]] || continue
+    id=${d##*/}
+    bundle=$("$ECO_RUNTIME" state "$id" 2>/dev/null | jq -r '.bundle // empty' 2>/dev/null)
+    [[ -n "$bundle" && "$bundle" == "$ECO_WORK"/* ]] && echo "$id"
+  done
+  return 0
 }
 
 # ---- expectations: tests/ecosystem/expectations/<runtime name>.txt ----
