@@ -3,7 +3,7 @@
 # podman 4.3) with one runtime binary, each engine in its own private daemon(s).
 #
 #   run.sh [--runtime PATH] [--log-dir DIR] [--timeout S] [--unconfined] [--no-install]
-#          [engine...]
+#          [--only LIST] [engine...]
 #
 #   engine           containerd, docker, podman (default: all three, in that order)
 #   --runtime PATH   the runtime under test (default: runc from PATH); its basename selects
@@ -13,6 +13,7 @@
 #   --unconfined     Docker and podman containers get seccomp=unconfined (to see what else
 #                    fails while a runtime has no seccomp support)
 #   --no-install     do not apt-get install missing packages; fail instead
+#   --only LIST      run only these scenarios (comma-separated names, e.g. exec,loop20)
 #
 # Output: one line per scenario, "PASS|FAIL|XFAIL <engine> <scenario> (...)", a FAIL followed
 # by the end of its log; "TIME <engine> <seconds>s" per engine; then the counts. Exit status:
@@ -28,7 +29,7 @@ export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
 # shellcheck source=lib/image.sh
 . "$here/lib/image.sh"
 
-runtime=; logdir=; engine_timeout=900; unconfined=0; install=1
+runtime=; logdir=; engine_timeout=900; unconfined=0; install=1; only=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runtime) runtime=$2; shift 2 ;;
@@ -37,6 +38,7 @@ while [[ $# -gt 0 ]]; do
     --timeout) engine_timeout=$2; shift 2 ;;
     --unconfined) unconfined=1; shift ;;
     --no-install) install=0; shift ;;
+    --only) only=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     -*) eco_die "unknown option: $1 (--help)" ;;
     *) break ;;
@@ -61,7 +63,7 @@ case $runtime in
 esac
 [[ -x "$runtime" ]] || eco_die "runtime $runtime is not executable"
 rtname=$(basename "$runtime")
-[[ -n "$logdir" ]] || logdir=$repo/build/ecosystem-logs/$rtname
+[[ -n "$logdir" ]] || logdir=$repo/build/ecosystem-logs/$rtname$( (( unconfined )) && echo -unconfined)
 mkdir -p "$logdir" && logdir=$(cd "$logdir" && pwd)
 
 # ---- packages (Debian 12): installed when missing, services never started by apt ----
@@ -113,7 +115,7 @@ for e in "${engines[@]}"; do
       *) printf '%s\n' "$line" ;;
     esac
   done < <(ECO_REPO=$repo ECO_RUNTIME=$runtime ECO_RTNAME=$rtname ECO_WORK=$work \
-      ECO_IMAGES=$base/images ECO_TOKEN=$token ECO_LOGDIR=$logdir ECO_UNCONFINED=$unconfined \
+      ECO_IMAGES=$base/images ECO_TOKEN=$token ECO_LOGDIR=$logdir ECO_UNCONFINED=$unconfined ECO_ONLY=$only \
       ECO_DOCKER_CLI=$docker_cli \
       timeout -k 60 "$engine_timeout" bash "$here/engines/$e.sh" 2>"$logdir/$e.engine.log")
   # Whatever happened to the engine script (killed by the timeout included), nothing of it

@@ -57,6 +57,7 @@ sc_run_output() {
   local out rc
   out=$(ct run "${RUNOPTS[@]}" --rm --cgroup "$CGP/out" "$IMG" out \
     sh -c 'echo to-stdout; echo to-stderr >&2; exit 3' 2>"$TMPD/err") && rc=0 || rc=$?
+  printf 'stdout: %s\nstderr: %s\n' "$out" "$(cat "$TMPD/err")"
   check_eq "$rc" 3 "exit code of ctr run"
   check_eq "$out" to-stdout "stdout"
   check_match "$(cat "$TMPD/err")" to-stderr "stderr"

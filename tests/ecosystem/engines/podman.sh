@@ -78,6 +78,7 @@ podman_setup() {
 sc_run_output() {
   local out rc
   out=$(prun --rm "$IMG" sh -c 'echo to-stdout; echo to-stderr >&2; exit 3' 2>"$TMPD/err") && rc=0 || rc=$?
+  printf 'stdout: %s\nstderr: %s\n' "$out" "$(cat "$TMPD/err")"
   check_eq "$rc" 3 "exit code of podman run"
   check_eq "$out" to-stdout "stdout"
   check_match "$(cat "$TMPD/err")" to-stderr "stderr"

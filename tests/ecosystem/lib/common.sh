@@ -11,6 +11,7 @@
 #   ECO_TOKEN     short unique word: cgroup parents and namespaces are named after it
 #   ECO_LOGDIR    where each scenario's log goes (kept after the run)
 #   ECO_UNCONFINED 1: run containers with seccomp=unconfined (docker, podman)
+#   ECO_ONLY      empty, or a comma-separated list of the scenarios to run
 
 ECO_IMAGE_REF=eco/busybox:test
 
@@ -215,9 +216,12 @@ eco_runtime_ids() {
 # ---- expectations: tests/ecosystem/expectations/<runtime name>.txt ----
 #   ENGINE SCENARIO [when ERE]  # reason
 # ENGINE and SCENARIO may be '*'. With "when", the scenario is an expected failure only when
-# its log matches the ERE (e.g. the runtime's error text); a failure with another cause is a
-# FAIL. Without it, any failure of that scenario is expected.
-eco_expectation() { # ENGINE SCENARIO LOGFILE -> prints the reason, returns 0 when expected
+# its log matches the ERE (the runtime's error text, typically); a failure with another cause
+# is a FAIL. Without it, any failure of that scenario is expected.
+# eco_expectation ENGINE SCENARIO LOG: the reason of the first entry that covers a failure
+# with that LOG. With LOG empty (the scenario passed): the first entry naming this very
+# scenario, whatever its "when", so that the run can say the entry is stale.
+eco_expectation() {
   local engine=$1 scenario=$2 log=$3 line rule reason e s rest re
   local file=$ECO_REPO/tests/ecosystem/expectations/$ECO_RTNAME.txt
   [[ -f "$file" ]] || return 1
@@ -227,11 +231,15 @@ eco_expectation() { # ENGINE SCENARIO LOGFILE -> prints the reason, returns 0 wh
     rule=${line%%[[:space:]]#[[:space:]]*}; reason=${line#"$rule"}; reason=${reason#*# }
     read -r e s rest <<<"$rule"
     [[ "$e" == '*' || "$e" == "$engine" ]] || continue
+    if [[ -z "$log" ]]; then
+      [[ "$s" == "$scenario" ]] || continue
+      echo "$reason"; return 0
+    fi
     [[ "$s" == '*' || "$s" == "$scenario" ]] || continue
     if [[ -n "$rest" ]]; then
       [[ "$rest" == when\ * ]] || { eco_log "expectations: bad line: $line"; continue; }
       re=${rest#when }
-      [[ -n "$log" ]] && grep -Eq -- "$re" "$log" || continue
+      grep -Eq -- "$re" "$log" || continue
     fi
     echo "$reason"; return 0
   done <"$file"
@@ -253,6 +261,8 @@ eco_err_trace() {
 ECO_PASSED=0; ECO_FAILED=0; ECO_XFAILED=0; ECO_XPASSED=0
 eco_scenario() {
   local name=$1 fn=$2 log rc t0 t1 dt reason
+  # run.sh --only: the other scenarios are not run, and not counted
+  [[ -z "${ECO_ONLY:-}" || ",$ECO_ONLY," == *",$name,"* ]] || return 0
   log=$ECO_LOGDIR/$ECO_ENGINE.$name.log
   t0=$(now_ms)
   (
@@ -264,7 +274,7 @@ eco_scenario() {
   t1=$(now_ms); dt=$(( (t1 - t0) / 100 )); dt="$((dt / 10)).$((dt % 10))s"
   if (( rc == 0 )); then
     if reason=$(eco_expectation "$ECO_ENGINE" "$name" "" ); then
-      echo "PASS $ECO_ENGINE $name ($dt; listed as an expected failure: $reason -- remove the entry)"
+      echo "PASS $ECO_ENGINE $name ($dt; listed as an expected failure, remove the entry: $reason)"
       ECO_XPASSED=$((ECO_XPASSED + 1))
     else
       echo "PASS $ECO_ENGINE $name ($dt)"
