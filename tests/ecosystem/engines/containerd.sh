@@ -29,7 +29,9 @@ task_pid() { task_field "$1" 2; }
 task_status() { task_field "$1" 3; }
 task_is() { [[ "$(task_status "$1")" == "$2" ]]; }
 bundle() { echo "$ECO_CTD_DIR/state/io.containerd.runtime.v2.task/$NS/$1"; }
-# in_pty CMDLINE: run a shell command line on a pseudo-terminal (ctr -t needs one).
+# in_pty CMDLINE: run a shell command line on a pseudo-terminal (ctr -t needs one). The
+# processes sleep a little before they exit: ctr stops copying a terminal's output when the
+# process exits, and would sometimes lose the last line.
 in_pty() { eco_t 60 script -qefc "$1" /dev/null; }
 rt() { "$ECO_RUNTIME" --root "$RTROOT/$NS" "$@"; }
 
@@ -66,7 +68,7 @@ sc_run_output() {
 
 sc_run_tty() {
   local out rc
-  out=$(in_pty "$(ctr_line run "${RUNOPTS[@]}" --rm -t --cgroup "$CGP/tty" "$IMG" tty sh -c 'tty; exit 4')") &&
+  out=$(in_pty "$(ctr_line run "${RUNOPTS[@]}" --rm -t --cgroup "$CGP/tty" "$IMG" tty sh -c 'tty; sleep 0.3; exit 4')") &&
     rc=0 || rc=$?
   printf '%s\n' "$out"
   check_eq "$rc" 4 "exit code of ctr run -t"
@@ -91,7 +93,7 @@ sc_exec_tty() {
   local out rc
   run_detached et sleep 300
   wait_until 20 task_is et RUNNING
-  out=$(in_pty "$(ctr_line task exec --fifo-dir "$FIFO" -t --exec-id t1 et sh -c 'tty; exit 6')") && rc=0 || rc=$?
+  out=$(in_pty "$(ctr_line task exec --fifo-dir "$FIFO" -t --exec-id t1 et sh -c 'tty; sleep 0.3; exit 6')") && rc=0 || rc=$?
   printf '%s\n' "$out"
   check_eq "$rc" 6 "exit code of ctr task exec -t"
   check_match "$out" $'/dev/pts/[0-9]+\r' "tty of the exec'd process"
