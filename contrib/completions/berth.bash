@@ -1,6 +1,6 @@
 # bash completion for berth(8)                                   -*- shell-script -*-
 # Installed as share/bash-completion/completions/berth; or: source contrib/completions/berth.bash
-# Commands and flags follow src/cli/command_table.cc (tests/ecosystem/check-completions.sh
+# Commands and flags follow src/cli/command_table.cc (tests/ecosystem/check-cli-docs.sh
 # compares them with `berth --help` and `berth COMMAND --help`).
 
 _berth_commands="checkpoint create delete events exec features kill list pause ps restore resume run spec start state update"

@@ -1,12 +1,14 @@
 #!/bin/bash
-# check-completions.sh BERTH: contrib/completions/berth.bash against the binary.
+# check-cli-docs.sh BERTH: contrib/completions/berth.bash and docs/man/ against the binary.
 #   - its command list = the COMMANDS of `berth --help`
 #   - its global flags = GLOBAL OPTIONS, and which of them take a value
 #   - for each command, its flags = the OPTIONS of `berth COMMAND --help`, and which take a value
 #   - a few completions, run through the completion function itself
+#   - docs/man: a page per command (markdown and roff) naming each of its flags, and
+#     berth.8.md naming every global flag
 # Needs no root. Prints one line per difference; exit 1 when there is one.
 set -u -o pipefail
-berth=${1:?usage: check-completions.sh PATH-TO-BERTH}
+berth=${1:?usage: check-cli-docs.sh PATH-TO-BERTH}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 # shellcheck source=../../contrib/completions/berth.bash
@@ -65,5 +67,19 @@ expect "--stats " berth events --st
 expect "json table " berth ps -f ""
 expect "SIGUSR1 SIGUSR2 " berth --root "$empty" kill abc SIGUS
 expect "--mem-bw-schema --memory --memory-reservation --memory-swap " berth update --mem
-(( bad == 0 )) && echo "completions: consistent with $("$berth" --version | head -n 1)"
+# Man pages: every command has one, in both forms, and each flag is described (**--flag**).
+man=$repo/docs/man
+for cmd in $_berth_commands; do
+  md=$man/berth-$cmd.8.md
+  [[ -f "$md" ]] || { differ "no man page $md"; continue; }
+  [[ -f "${md%.md}" ]] || differ "no roff page ${md%.md} (docs/man/generate.sh)"
+  for f in $("$berth" "$cmd" --help | parse_options OPTIONS | awk '{ print $1 }'); do
+    grep -qF -- "**$f**" "$md" || differ "man page berth-$cmd.8.md does not describe $f"
+  done
+done
+for f in $(awk '{ print $1 }' <<<"$g"); do
+  grep -qF -- "**$f**" "$man/berth.8.md" || differ "man page berth.8.md does not describe $f"
+done
+[[ -f "$man/berth.8" ]] || differ "no roff page $man/berth.8"
+(( bad == 0 )) && echo "completions and man pages: consistent with $("$berth" --version | head -n 1)"
 exit $bad
