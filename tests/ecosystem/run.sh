@@ -94,7 +94,28 @@ docker_cli=$(dpkg-query -L docker.io 2>/dev/null | grep -m1 '/bin/docker$')
 
 base=$(mktemp -d "${TMPDIR:-/tmp}/berth-eco.XXXXXX") || eco_die "mktemp failed"
 chmod 755 "$base"
-trap 'rm -rf --one-file-system "$base"' EXIT
+
+# The engine script runs in the background (timeout puts it in its own process group, out of
+# reach of a terminal's ^C): on SIGINT/SIGTERM we stop it ourselves, and it cleans up in its
+# exit trap; the EXIT trap then repeats the cleanup from outside and removes $base.
+engine_pid=; tail_pid=; cur_work=; cur_token=
+outside_cleanup() {
+  [[ -n "$cur_work" ]] || return 0
+  ( ECO_REPO=$repo ECO_RUNTIME=$runtime ECO_RTNAME=$rtname ECO_WORK=$cur_work ECO_TOKEN=$cur_token
+    eco_cleanup_generic ) 2>>"$logdir/${cur_work##*/}.engine.log"
+  cur_work=
+}
+stop_engine() {
+  if [[ -n "$engine_pid" ]]; then
+    kill -TERM "$engine_pid" 2>/dev/null
+    wait "$engine_pid" 2>/dev/null
+    engine_pid=
+  fi
+  [[ -n "$tail_pid" ]] && kill "$tail_pid" 2>/dev/null
+}
+trap 'stop_engine; outside_cleanup; rm -rf --one-file-system "$base"' EXIT
+trap 'echo "ecosystem: interrupted" >&2; exit 130' INT
+trap 'echo "ecosystem: terminated" >&2; exit 143' TERM
 
 echo "ecosystem: runtime $runtime ($("$runtime" --version 2>/dev/null | head -n 1)); logs in $logdir"
 mkdir -p "$base/images"
@@ -104,27 +125,33 @@ echo "ecosystem: test image built in $(( ($(now_ms) - t0) / 1000 ))s"
 
 passed=0; failed=0; xfailed=0; xpassed=0
 for e in "${engines[@]}"; do
-  token=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
-  work=$base/$e
-  mkdir -p "$work"
+  cur_token=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+  cur_work=$base/$e
+  out=$logdir/$e.out
+  mkdir -p "$cur_work"
+  : >"$out"
   t0=$(now_ms)
-  counts=
-  while IFS= read -r line; do
-    case $line in
-      "COUNTS $e "*) counts=${line#"COUNTS $e "} ;;
-      *) printf '%s\n' "$line" ;;
-    esac
-  done < <(ECO_REPO=$repo ECO_RUNTIME=$runtime ECO_RTNAME=$rtname ECO_WORK=$work \
-      ECO_IMAGES=$base/images ECO_TOKEN=$token ECO_LOGDIR=$logdir ECO_UNCONFINED=$unconfined ECO_ONLY=$only \
-      ECO_DOCKER_CLI=$docker_cli \
-      timeout -k 60 "$engine_timeout" bash "$here/engines/$e.sh" 2>"$logdir/$e.engine.log")
+  ECO_REPO=$repo ECO_RUNTIME=$runtime ECO_RTNAME=$rtname ECO_WORK=$cur_work \
+    ECO_IMAGES=$base/images ECO_TOKEN=$cur_token ECO_LOGDIR=$logdir ECO_UNCONFINED=$unconfined \
+    ECO_ONLY=$only ECO_DOCKER_CLI=$docker_cli \
+    timeout -k 60 "$engine_timeout" bash "$here/engines/$e.sh" >"$out" 2>"$logdir/$e.engine.log" </dev/null &
+  engine_pid=$!
+  # the result lines as they come (all but the final counts)
+  tail -n +1 --pid="$engine_pid" -s 0.2 -f "$out" | grep --line-buffered -v '^COUNTS ' &
+  tail_pid=$!
+  wait "$engine_pid"; rc=$?
+  engine_pid=
+  wait "$tail_pid" 2>/dev/null; tail_pid=
   # Whatever happened to the engine script (killed by the timeout included), nothing of it
   # may stay: the same cleanup again, from outside (a no-op when the script did it).
-  ( ECO_REPO=$repo ECO_RUNTIME=$runtime ECO_RTNAME=$rtname ECO_WORK=$work ECO_TOKEN=$token
-    eco_cleanup_generic ) 2>>"$logdir/$e.engine.log"
+  outside_cleanup
   secs=$(( ($(now_ms) - t0) / 1000 ))
+  counts=$(sed -n "s/^COUNTS $e //p" "$out")
   if [[ -z "$counts" ]]; then
-    echo "FAIL $e engine (the engine script did not finish; log: $logdir/$e.engine.log)"
+    # count what did run, and fail the engine
+    passed=$((passed + $(grep -c '^PASS ' "$out"))); failed=$((failed + $(grep -c '^FAIL ' "$out")))
+    xfailed=$((xfailed + $(grep -c '^XFAIL ' "$out")))
+    echo "FAIL $e engine (the engine script did not finish: exit $rc$( ((rc == 124)) && echo ", timed out after ${engine_timeout}s"); log: $logdir/$e.engine.log)"
     tail -n 25 "$logdir/$e.engine.log" | sed 's/^/    | /'
     failed=$((failed + 1))
   else

@@ -272,10 +272,10 @@ leftovers_snapshot() {
   {
     echo "## mounts"; mounts_under "$ECO_WORK"
     echo "## cgroups"; cg_dirs_under "${CGP#/}" | sort
-    echo "## runtime state"; ls -A "$RTROOT/$NS" 2>/dev/null
-    echo "## bundles"; ls -A "$ECO_CTD_DIR/state/io.containerd.runtime.v2.task/$NS" 2>/dev/null
+    echo "## runtime state"; ls -A "$RTROOT/$NS" 2>/dev/null || true
+    echo "## bundles"; ls -A "$ECO_CTD_DIR/state/io.containerd.runtime.v2.task/$NS" 2>/dev/null || true
     echo "## shims"; pids_mentioning "-address $ECO_CTD_SOCK" | wc -l
-    echo "## shim sockets"; ls -A /run/containerd/s 2>/dev/null
+    echo "## shim sockets"; ls -A /run/containerd/s 2>/dev/null || true
   }
 }
 sc_loop20() {
