@@ -349,6 +349,10 @@ std::string to_json(const Resources& resources, bool pretty = false);
 Status validate(const Spec& spec, std::string_view source = "config.json");
 Status validate_process(const Process& process, std::string_view where);
 
+// `update` semantics: copies the set, non-zero values of `update` into `base` (zero or
+// absent means unchanged, as Docker sends zeros for what it does not change).
+void merge_resources(Resources& base, const Resources& update);
+
 // The config.json `berth spec` writes (as runc's: sh in a rootfs/ directory).
 Spec default_spec(bool rootless);
 

@@ -82,7 +82,8 @@ Result<Manager> Manager::load(const std::map<std::string, std::string>& paths) {
     if (path.empty() || path.front() != '/')
       return Error::generic("cgroups: invalid path \"" + path + "\" for \"" + name + "\"");
     (name.empty() ? unified : v1) = true;
-    auto it = std::find_if(m.hiers_.begin(), m.hiers_.end(), [&](const Hier& h) { return h.path == path; });
+    const std::string& dir = path;  // clang 14 cannot capture structured bindings
+    auto it = std::find_if(m.hiers_.begin(), m.hiers_.end(), [&](const Hier& h) { return h.path == dir; });
     if (it != m.hiers_.end()) it->names.push_back(name);
     else m.hiers_.push_back({{name}, path, UniqueFd()});
   }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "berth/container.h"
+#include "berth/container_ops.h"
 #include "cli/commands.h"
 #include "container/run.h"
 #include "util/strings.h"
@@ -60,7 +61,14 @@ Result<int> cmd_start(Context& ctx) {
 Result<int> cmd_kill(Context& ctx) {
   const auto& a = ctx.flags.args;
   if (a.size() > 2) return Error::usage("berth: \"kill\" requires a maximum of 2 argument(s)");
-  BERTH_TRY(kill_container(ctx.global.root, a[0], a.size() > 1 ? a[1] : "", ctx.flags.get_bool("all")));
+  std::string sig = a.size() > 1 ? a[1] : "";
+  if (ctx.flags.get_bool("all")) {
+    int s = parse_signal(sig);
+    if (s < 0) return Error::invalid_argument("unknown signal " + str::go_quote(sig));
+    BERTH_TRY(kill_all(ctx.global.root, a[0], s));
+    return 0;
+  }
+  BERTH_TRY(kill_container(ctx.global.root, a[0], sig, false));
   return 0;
 }
 

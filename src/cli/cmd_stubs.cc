@@ -4,14 +4,12 @@
 
 namespace berth::cli {
 
+Error not_implemented(const Context& ctx) {
+  return Error(0, ErrorKind::kNotImplemented, "berth: " + ctx.command->name + ": not implemented yet");
+}
+
 Result<int> cmd_checkpoint(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_restore(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_exec(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_pause(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_resume(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_ps(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_events(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_update(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_features(Context& ctx) { return not_implemented(ctx); }
 
 }  // namespace berth::cli

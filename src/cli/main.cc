@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
+#include "linux/exe_seal.h"
 #include "util/file.h"
 
 namespace berth::cli {
@@ -125,14 +126,15 @@ int main_impl(int argc, char** argv) {
     fail(Error::usage("No help topic for '" + name + "'"));
     return 3;
   }
+  // Commands that put a process of ours into a container must not expose a writable
+  // runtime binary there (CVE-2019-5736).
+  if (name == "create" || name == "run" || name == "exec") linux::ensure_sealed_exe(argv);
   return run_command(*cmd, std::move(*g), cmd_args);
 }
 
 }  // namespace
 
-Error not_implemented(const Context& ctx) {
-  return Error(0, ErrorKind::kNotImplemented, "berth: " + ctx.command->name + ": not implemented yet");
-}
+
 
 }  // namespace berth::cli
 

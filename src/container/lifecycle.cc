@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "berth/container.h"
+#include "cgroups/manager.h"
 #include "container/cgroup_setup.h"
 #include "container/hooks.h"
 #include "container/record.h"
@@ -58,8 +59,27 @@ void wait_gone(const ContainerRecord& r) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+// Processes left in the container's cgroup (a container without its own pid namespace, or
+// a paused one) are killed before the cgroup goes: frozen, killed, thawed, awaited.
+void kill_leftovers(const ContainerRecord& r) {
+  if (r.cgroup_paths.empty()) return;
+  auto m = cgroups::Manager::load(r.cgroup_paths);
+  if (!m) return;
+  auto pids = m->pids();
+  if (!pids || pids->empty()) return;
+  (void)m->freeze();
+  for (pid_t p : *pids) ::kill(p, SIGKILL);
+  (void)m->thaw();
+  for (int i = 0; i < 500; ++i) {
+    auto left = m->pids();
+    if (!left || left->empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 // Removes everything the container set up; poststop hook failures are warnings.
 Status destroy(Loaded& c, const std::string& root) {
+  kill_leftovers(c.record);
   BERTH_TRY(container::remove_cgroups(c.record.cgroup_paths).context("remove cgroups"));
   auto spec = c.dir.read_config();
   BERTH_ASSIGN(auto store, container::StateStore::open_existing(root));

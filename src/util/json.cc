@@ -78,10 +78,10 @@ std::string describe(yajl_val v) {
   }
 }
 
-Writer::Writer(bool pretty) : g_(yajl_gen_alloc(nullptr)), pretty_(pretty) {
+Writer::Writer(bool pretty, const char* indent) : g_(yajl_gen_alloc(nullptr)), pretty_(pretty) {
   if (pretty) {
     yajl_gen_config(g_, yajl_gen_beautify, 1);
-    yajl_gen_config(g_, yajl_gen_indent_string, "\t");
+    yajl_gen_config(g_, yajl_gen_indent_string, indent);
   }
 }
 

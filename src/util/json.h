@@ -40,7 +40,9 @@ std::string describe(yajl_val v);
 
 class Writer {
  public:
-  explicit Writer(bool pretty = false);
+  // pretty: beautified with `indent` per level (runc writes config.json with tabs and
+  // features with four spaces).
+  explicit Writer(bool pretty = false, const char* indent = "\t");
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
   ~Writer();

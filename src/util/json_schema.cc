@@ -53,7 +53,7 @@ bool JsonReader::read_i64(yajl_val v, int64_t* out) {
   auto x = str::parse_i64(v->u.number.r);
   if (!x) {
     // Either not an integer (1.5, 1e3) or beyond 64 bits.
-    if (str::parse_u64(v->u.number.r)) fail_range(v, 64, true);
+    if (std::strpbrk(v->u.number.r, ".eE") == nullptr) fail_range(v, 64, true);
     else fail_type("an integer", v);
     return false;
   }

@@ -127,6 +127,9 @@ Bundle::Bundle() : dir_("berth-bundle") {
   spec_.process->terminal = false;
   spec_.process->args = {"sh", "-c", "true"};
   spec_.root->readonly = false;
+  // An explicit cgroup: runc would otherwise nest the container under the caller's own
+  // cgroup, which tests must not touch.
+  spec_.linux->cgroups_path = "/berth-test/" + dir_.path().substr(dir_.path().rfind('/') + 1);
 }
 
 Bundle& Bundle::script(const std::string& s) {
@@ -155,11 +158,16 @@ CmdResult Runtime::operator()(const std::vector<std::string>& args, const std::s
   return run_cmd(argv, input, timeout_s);
 }
 
-std::vector<std::string> mount_lines() {
+std::vector<std::string> mount_lines(const std::string& prefix) {
   std::ifstream f("/proc/self/mountinfo");
   std::vector<std::string> out;
   std::string line;
-  while (std::getline(f, line)) out.push_back(line);
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string id, parent, dev, root, mountpoint;
+    in >> id >> parent >> dev >> root >> mountpoint;
+    if (mountpoint.rfind(prefix, 0) == 0) out.push_back(line);
+  }
   return out;
 }
 

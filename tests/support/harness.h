@@ -69,7 +69,9 @@ class Runtime {
   TempDir root_;
 };
 
-// Reads /proc/self/mountinfo as lines; used to prove a test left no mount behind.
-std::vector<std::string> mount_lines();
+// The lines of /proc/self/mountinfo whose mount point lies under `prefix` (default: every
+// test bundle): proof that a test left no mount behind, unperturbed by
+// whatever else the host mounts meanwhile.
+std::vector<std::string> mount_lines(const std::string& prefix = "/tmp/berth-bundle.");
 
 }  // namespace berth::test

@@ -50,6 +50,14 @@ void reset_signals() {
     if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
 }
 
+// Our credentials are still the host's after the maps are written; switch to the
+// namespace's root so that what we create is owned by the mapped ids.
+Status become_userns_root() {
+  if (::setresgid(0, 0, 0) < 0) return Error::sys(errno, "setgid 0 in the user namespace");
+  if (::setresuid(0, 0, 0) < 0) return Error::sys(errno, "setuid 0 in the user namespace");
+  return ok();
+}
+
 Status stage_one(InitConfig& cfg) {
   reset_signals();
   if (cfg.parent_death_kill) ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -57,12 +65,14 @@ Status stage_one(InitConfig& cfg) {
   // namespaces: no ptrace, no /proc/<pid>/exe, fd or environ access (CVE-2019-5736).
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
+  if (cfg.clone_flags & CLONE_NEWUSER) BERTH_TRY(become_userns_root());
   for (auto& j : cfg.ns->joins)
     BERTH_TRY(linux::real_sys().setns(j.fd.get(), j.flag).context("join " + j.type + " namespace"));
   if (cfg.unshare_flags & CLONE_NEWUSER) {
     BERTH_TRY(linux::real_sys().unshare(CLONE_NEWUSER).context("create user namespace"));
     BERTH_TRY(send(cfg.sync_fd, Msg::kMapIds));  // the parent writes our id maps now
     BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
+    BERTH_TRY(become_userns_root());
   }
   if (int rest = cfg.unshare_flags & ~CLONE_NEWUSER; rest)
     BERTH_TRY(linux::real_sys().unshare(rest).context("create namespaces"));

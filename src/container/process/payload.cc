@@ -33,22 +33,20 @@ std::string read_container_file(const char* path) {
   return text ? *text : std::string();
 }
 
-// HOME from the container's passwd (runc sets it when absent; "/" for unknown users) and
-// the user's supplementary groups from its group file.
+// HOME from the container's passwd (runc sets it when absent; "/" for unknown users). The
+// supplementary groups are exactly process.user.additionalGids: runc always names the
+// group ("uid:gid"), so it never adds memberships from the image's /etc/group.
 std::vector<gid_t> identity_from_files(const spec::Process& p, std::vector<std::string>& env) {
-  std::string passwd = read_container_file("/etc/passwd");
-  std::string home = "/", name;
-  for (const auto& e : linux::parse_passwd(passwd))
-    if (e.uid == p.user.uid) {
-      home = e.home;
-      name = e.name;
-      break;
-    }
-  if (std::none_of(env.begin(), env.end(), [](const std::string& e) { return str::starts_with(e, "HOME="); }))
+  if (std::none_of(env.begin(), env.end(), [](const std::string& e) { return str::starts_with(e, "HOME="); })) {
+    std::string home = "/";
+    for (const auto& e : linux::parse_passwd(read_container_file("/etc/passwd")))
+      if (e.uid == p.user.uid) {
+        home = e.home;
+        break;
+      }
     env.push_back("HOME=" + home);
-  std::vector<gid_t> groups = linux::groups_of(read_container_file("/etc/group"), name);
-  for (uint32_t g : p.user.additional_gids) groups.push_back(g);
-  return groups;
+  }
+  return std::vector<gid_t>(p.user.additional_gids.begin(), p.user.additional_gids.end());
 }
 
 Status switch_user(InitConfig& cfg, const std::vector<gid_t>& groups) {

@@ -1,0 +1,135 @@
+// The commands that act on a container's cgroup: pause/resume (freezer), ps (the cgroup's
+// pids), kill --all, events (stats and OOM), update (linux.resources through `update`).
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "berth/container.h"
+#include "berth/container_ops.h"
+#include "cgroups/manager.h"
+#include "container/record.h"
+#include "container/state_store.h"
+#include "container/status.h"
+#include "linux/proc.h"
+#include "util/file.h"
+#include "util/log.h"
+
+namespace berth {
+namespace {
+
+struct Open {
+  container::ContainerDir dir;
+  ContainerRecord record;
+  ContainerStatus status;
+  std::optional<cgroups::Manager> cg;
+};
+
+Result<Open> open(const std::string& root, const std::string& id, bool lock) {
+  BERTH_ASSIGN(auto store, container::StateStore::open_existing(root));
+  BERTH_ASSIGN(auto dir, store.open_container(id));
+  if (lock) BERTH_TRY(dir.lock());
+  BERTH_ASSIGN(auto record, dir.read_record());
+  ContainerStatus s = container::derive_status(dir, record);
+  std::optional<cgroups::Manager> cg;
+  if (!record.cgroup_paths.empty()) {
+    BERTH_ASSIGN(auto m, cgroups::Manager::load(record.cgroup_paths));
+    cg.emplace(std::move(m));
+  }
+  return Open{std::move(dir), std::move(record), s, std::move(cg)};
+}
+
+Error no_cgroup() { return Error::generic("the container has no cgroup"); }
+
+}  // namespace
+
+Status pause_container(const std::string& root, const std::string& id) {
+  BERTH_ASSIGN(Open c, open(root, id, true));
+  if (c.status != ContainerStatus::kRunning && c.status != ContainerStatus::kCreated)
+    return Error(0, ErrorKind::kNotRunning, "container not running");
+  if (!c.cg) return no_cgroup();
+  return c.cg->freeze().context("pause");
+}
+
+Status resume_container(const std::string& root, const std::string& id) {
+  BERTH_ASSIGN(Open c, open(root, id, true));
+  if (c.status != ContainerStatus::kPaused) return Error(0, ErrorKind::kGeneric, "container not paused");
+  return c.cg->thaw().context("resume");
+}
+
+Result<std::vector<pid_t>> container_pids(const std::string& root, const std::string& id) {
+  BERTH_ASSIGN(Open c, open(root, id, false));
+  if (!c.cg) return std::vector<pid_t>{};
+  return c.cg->pids();
+}
+
+Status kill_all(const std::string& root, const std::string& id, int sig) {
+  BERTH_ASSIGN(Open c, open(root, id, false));
+  if (!c.cg) return no_cgroup();
+  // Frozen while signalled, so nothing forks away from the signal (runc does the same).
+  bool froze = sig == SIGKILL && c.status != ContainerStatus::kPaused && c.cg->freeze().ok();
+  BERTH_ASSIGN(auto pids, c.cg->pids());
+  for (pid_t p : pids) ::kill(p, sig);
+  if (froze || c.status == ContainerStatus::kPaused) (void)c.cg->thaw();
+  return ok();
+}
+
+Result<std::string> stats_event(const std::string& root, const std::string& id) {
+  BERTH_ASSIGN(Open c, open(root, id, false));
+  if (c.status == ContainerStatus::kStopped) return Error(0, ErrorKind::kNotRunning, "container not running");
+  if (!c.cg) return no_cgroup();
+  BERTH_ASSIGN(auto stats, c.cg->stats());
+  return "{\"type\":\"stats\",\"id\":\"" + id + "\",\"data\":" + cgroups::to_json(stats) + "}";
+}
+
+Status stream_events(const std::string& root, const std::string& id, int64_t interval_ns,
+                     const std::function<void(const std::string&)>& emit) {
+  BERTH_ASSIGN(Open c, open(root, id, false));
+  if (c.status == ContainerStatus::kStopped) return Error(0, ErrorKind::kNotRunning, "container not running");
+  if (!c.cg) return no_cgroup();
+  auto oom = c.cg->oom_event_fd();
+  uint64_t ooms = c.cg->oom_kill_count().ok() ? *c.cg->oom_kill_count() : 0;
+  auto next = std::chrono::steady_clock::now();
+  while (linux::process_alive(c.record.pid, c.record.pid_start_time)) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= next) {
+      auto s = c.cg->stats();
+      if (s) emit("{\"type\":\"stats\",\"id\":\"" + id + "\",\"data\":" + cgroups::to_json(*s) + "}");
+      next = now + std::chrono::nanoseconds(interval_ns > 0 ? interval_ns : 5'000'000'000);
+    }
+    int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count());
+    struct pollfd p = {oom ? oom->get() : -1, POLLIN, 0};
+    // Wake at least every 100 ms to notice the container's end.
+    if (::poll(&p, 1, std::min(std::max(wait_ms, 0), 100)) > 0 && (p.revents & POLLIN)) {
+      uint64_t buf[16];
+      (void)!::read(p.fd, buf, sizeof buf);
+      auto count = c.cg->oom_kill_count();
+      if (count && *count > ooms) {
+        ooms = *count;
+        emit("{\"type\":\"oom\",\"id\":\"" + id + "\"}");
+      }
+    }
+  }
+  return ok();
+}
+
+Status update_container(const std::string& root, const std::string& id, const spec::Resources& r) {
+  BERTH_ASSIGN(Open c, open(root, id, true));
+  if (c.status == ContainerStatus::kStopped) return Error(0, ErrorKind::kNotRunning, "container not running");
+  if (!c.cg) return no_cgroup();
+  BERTH_TRY(c.cg->update(r));
+  // Keep the new values with the container (its config copy), as runc keeps them in state.
+  auto spec = c.dir.read_config();
+  if (spec) {
+    if (!spec->linux) spec->linux.emplace();
+    spec::Resources& kept = spec->linux->resources ? *spec->linux->resources : spec->linux->resources.emplace();
+    spec::merge_resources(kept, r);
+    BERTH_TRY(c.dir.write_config(*spec));
+  }
+  return ok();
+}
+
+}  // namespace berth

@@ -1,0 +1,95 @@
+// `berth features`: the OCI features document, truthful for this build and host — it lists
+// only what berth really applies (mount options, namespaces, capabilities, cgroup layouts,
+// seccomp, memory policy...), and its annotations name berth's own capabilities.
+#include "container/features.h"
+
+#include <seccomp.h>
+
+#include "linux/caps.h"
+#include "linux/rootfs/options.h"
+#include "spec/names.h"
+#include "util/json.h"
+
+namespace berth::container {
+namespace {
+
+void strings(json::Writer& w, const char* key, const std::vector<std::string>& v) {
+  w.key(key);
+  w.begin_array();
+  for (const auto& s : v) w.string(s);
+  w.end_array();
+}
+
+std::vector<std::string> to_strings(const spec::names::List& l) { return {l.begin(), l.end()}; }
+
+void enabled(json::Writer& w, const char* key, bool on) {
+  w.key(key);
+  w.begin_object();
+  w.key("enabled");
+  w.boolean(on);
+  w.end_object();
+}
+
+void linux_section(json::Writer& w) {
+  w.key("linux");
+  w.begin_object();
+  strings(w, "namespaces", to_strings(spec::names::namespaces()));
+  strings(w, "capabilities", linux::cap_names(linux::last_cap() >= 63 ? ~0ULL : (1ULL << (linux::last_cap() + 1)) - 1));
+  w.key("cgroup");
+  w.begin_object();
+  for (const char* k : {"v1", "v2"}) w.key(k), w.boolean(true);
+  for (const char* k : {"systemd", "systemdUser"}) w.key(k), w.boolean(false);
+  w.key("rdma");
+  w.boolean(true);
+  w.end_object();
+  w.key("seccomp");
+  w.begin_object();
+  w.key("enabled");
+  w.boolean(false);
+  w.end_object();
+  enabled(w, "apparmor", false);
+  enabled(w, "selinux", false);
+  enabled(w, "intelRdt", false);
+  w.key("memoryPolicy");
+  w.begin_object();
+  strings(w, "modes", to_strings(spec::names::mempolicy_modes()));
+  strings(w, "flags", to_strings(spec::names::mempolicy_flags()));
+  w.end_object();
+  w.key("mountExtensions");
+  w.begin_object();
+  enabled(w, "idmap", false);
+  w.end_object();
+  enabled(w, "netDevices", false);
+  w.end_object();
+}
+
+}  // namespace
+
+std::string features_json() {
+  json::Writer w(true, "    ");
+  w.begin_object();
+  w.key("ociVersionMin");
+  w.string("1.0.0");
+  w.key("ociVersionMax");
+  w.string("1.3.0");
+  strings(w, "hooks", to_strings(spec::names::hooks()));
+  std::vector<std::string> opts;
+  for (const auto& o : linux::rootfs::known_mount_options())
+    if (o != "tmpcopyup" && o != "idmap" && o != "ridmap") opts.push_back(o);
+  strings(w, "mountOptions", opts);
+  linux_section(w);
+  w.key("annotations");
+  w.begin_object();
+  const struct scmp_version* v = seccomp_version();
+  w.key("io.github.seccomp.libseccomp.version");
+  w.string(v ? std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->micro) : "");
+  w.key("org.berth.commit");
+  w.string(BERTH_COMMIT);
+  w.key("org.berth.version");
+  w.string(BERTH_VERSION);
+  w.end_object();
+  w.end_object();
+  return w.str();
+}
+
+}  // namespace berth::container
