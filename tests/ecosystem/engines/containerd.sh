@@ -177,7 +177,7 @@ sc_kill_signal() {
   ct run "${RUNOPTS[@]}" --rm --cgroup "$CGP/ks" "$IMG" ks \
     sh -c 'trap "echo got-usr1; exit 7" USR1; echo ready; while :; do sleep 0.05; done' >"$TMPD/ks" 2>&1 &
   bg=$!
-  wait_until 20 grep -q ready "$TMPD/ks"
+  wait_until 20 grep -q ready "$TMPD/ks" || { cat "$TMPD/ks"; return 1; }
   ct task kill -s SIGUSR1 ks
   wait "$bg" && rc=0 || rc=$?
   cat "$TMPD/ks"
@@ -202,7 +202,7 @@ sc_stop() {
   ct run "${RUNOPTS[@]}" --rm --cgroup "$CGP/s2" "$IMG" s2 \
     sh -c 'trap "exit 42" TERM; echo ready; while :; do sleep 0.05; done' >"$TMPD/s2" 2>&1 &
   bg=$!
-  wait_until 20 grep -q ready "$TMPD/s2"
+  wait_until 20 grep -q ready "$TMPD/s2" || { cat "$TMPD/s2"; return 1; }
   t0=$SECONDS
   ct task kill s2
   wait "$bg" && rc=0 || rc=$?

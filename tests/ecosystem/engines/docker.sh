@@ -207,7 +207,7 @@ sc_stop() {
   check_le "$dt" 10000 "ms docker stop took"
   # a process that handles SIGTERM exits at once with its own status.
   drun -d --name s2 "$IMG" sh -c 'trap "exit 42" TERM; echo ready; while :; do sleep 0.05; done'
-  wait_until 20 logs_have s2 ready
+  wait_until 20 logs_have s2 ready || { dk logs s2; inspect s2 "{{.State.Status}} {{.State.Error}}"; return 1; }
   t0=$(now_ms); dk stop -t 10 s2; dt=$(( $(now_ms) - t0 ))
   check_eq "$(inspect s2 '{{.State.Status}} {{.State.ExitCode}}')" "exited 42" "status after stop (SIGTERM handled)"
   check_le "$dt" 5000 "ms docker stop took"
@@ -216,7 +216,7 @@ sc_stop() {
 sc_kill_signal() {
   local out rc
   drun -d --name ks "$IMG" sh -c 'trap "echo got-usr1; exit 7" USR1; echo ready; while :; do sleep 0.05; done'
-  wait_until 20 logs_have ks ready
+  wait_until 20 logs_have ks ready || { dk logs ks; inspect ks "{{.State.Status}} {{.State.Error}}"; return 1; }
   dk kill -s USR1 ks
   out=$(dk wait ks)
   check_eq "$out" 7 "exit status after SIGUSR1"

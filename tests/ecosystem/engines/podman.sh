@@ -224,7 +224,7 @@ sc_stop() {
   check_ge "$dt" 2000 "ms podman stop waited (grace 2 s)"
   check_le "$dt" 10000 "ms podman stop took"
   prun -d --name s2 "$IMG" sh -c 'trap "exit 42" TERM; echo ready; while :; do sleep 0.05; done'
-  wait_until 20 logs_have s2 ready
+  wait_until 20 logs_have s2 ready || { pm logs s2; inspect s2 "{{.State.Status}} {{.State.Error}}"; return 1; }
   t0=$(now_ms); pm stop -t 10 s2; dt=$(( $(now_ms) - t0 ))
   check_eq "$(inspect s2 '{{.State.Status}} {{.State.ExitCode}}')" "exited 42" "status after stop (SIGTERM handled)"
   check_le "$dt" 5000 "ms podman stop took"
@@ -233,7 +233,7 @@ sc_stop() {
 sc_kill_signal() {
   local out
   prun -d --name ks "$IMG" sh -c 'trap "echo got-usr1; exit 7" USR1; echo ready; while :; do sleep 0.05; done'
-  wait_until 20 logs_have ks ready
+  wait_until 20 logs_have ks ready || { pm logs ks; inspect ks "{{.State.Status}} {{.State.Error}}"; return 1; }
   pm kill -s USR1 ks
   out=$(pm wait ks)
   check_eq "$out" 7 "exit status after SIGUSR1"
