@@ -127,7 +127,7 @@ sc_ps() {
   run_detached ps sh -c 'sleep 300 & sleep 301 & wait'
   wait_until 20 task_is ps RUNNING
   pid=$(task_pid ps)
-  wait_until 10 test -n "$(pgrep -P "$pid" -x sleep)"
+  wait_until 10 children_are "$pid" sleep 2
   run_rc out ct task ps ps
   check_eq "$rc" 0 "ctr task ps"
   check_eq "$(awk -v p="$pid" '$1 == p' <<<"$out" | wc -l)" 1 "init pid $pid listed"

@@ -150,7 +150,7 @@ sc_top() {
   drun -d --name tp "$IMG" sh -c 'sleep 300 & sleep 301 & wait'
   wait_until 20 status_is tp running
   pid=$(cpid tp)
-  wait_until 10 test -n "$(pgrep -P "$pid" -x sleep)"
+  wait_until 10 children_are "$pid" sleep 2
   run_rc out dk top tp
   check_eq "$rc" 0 "docker top"
   check_match "$(head -n 1 <<<"$out")" 'PID' "header"
@@ -163,6 +163,7 @@ sc_stats() {
   local out
   drun -d --name st "$IMG" sh -c 'sleep 300 & sleep 301 & wait'
   wait_until 20 status_is st running
+  wait_until 10 children_are "$(cpid st)" sleep 2
   run_rc out dk stats --no-stream --format '{{.PIDs}}|{{.MemUsage}}' st
   check_eq "$rc" 0 "docker stats"
   check_eq "${out%%|*}" 3 "PIDs"

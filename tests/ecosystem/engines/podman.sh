@@ -171,7 +171,7 @@ sc_top() {
   prun -d --name tp "$IMG" sh -c 'sleep 300 & sleep 301 & wait'
   wait_until 20 status_is tp running
   pid=$(cpid tp)
-  wait_until 10 test -n "$(pgrep -P "$pid" -x sleep)"
+  wait_until 10 children_are "$pid" sleep 2
   run_rc out pm top tp
   check_eq "$rc" 0 "podman top"
   check_match "$(head -n 1 <<<"$out")" 'PID' "header"
@@ -183,6 +183,7 @@ sc_stats() {
   local out
   prun -d --name st "$IMG" sh -c 'sleep 300 & sleep 301 & wait'
   wait_until 20 status_is st running
+  wait_until 10 children_are "$(cpid st)" sleep 2
   run_rc out pm stats --no-stream --format '{{.PIDs}}|{{.MemUsage}}' st
   check_eq "$rc" 0 "podman stats"
   check_eq "${out%%|*}" 3 "PIDs"

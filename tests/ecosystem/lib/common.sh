@@ -67,6 +67,8 @@ wait_until() {
     sleep 0.1
   done
 }
+# children_are PID NAME N: PID has exactly N children named NAME (a condition for wait_until).
+children_are() { [[ "$(pgrep -P "$1" -x "$2" | wc -l)" == "$3" ]]; }
 now_ms() { local t; t=$(date +%s%N); echo $((t / 1000000)); }
 
 # ---- cgroups of a process, as seen on the host ----
