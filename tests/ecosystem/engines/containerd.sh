@@ -101,7 +101,7 @@ sc_exec_tty() {
 
 sc_pause_resume() {
   local pid n1 n2 f
-  run_detached pr sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/n; sleep 0.05; done'
+  run_detached pr sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/n.new; mv /tmp/n.new /tmp/n; sleep 0.05; done'
   wait_until 20 task_is pr RUNNING
   pid=$(task_pid pr)
   f=$(bundle pr)/rootfs/tmp/n

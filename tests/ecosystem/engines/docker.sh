@@ -91,7 +91,7 @@ sc_exec_tty() {
 
 sc_pause_unpause() {
   local pid f n1 n2
-  drun -d --name pu "$IMG" sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/n; sleep 0.05; done'
+  drun -d --name pu "$IMG" sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/n.new; mv /tmp/n.new /tmp/n; sleep 0.05; done'
   wait_until 20 status_is pu running
   pid=$(cpid pu)
   f=$(inspect pu '{{.GraphDriver.Data.MergedDir}}')/tmp/n
