@@ -28,6 +28,15 @@ task_field() { ct task ls | awk -v id="$1" -v f="$2" '$1 == id { print $f }'; }
 task_pid() { task_field "$1" 2; }
 task_status() { task_field "$1" 3; }
 task_is() { [[ "$(task_status "$1")" == "$2" ]]; }
+# wait_running ID: until the task runs; if it does not, what containerd and the runtime say.
+wait_running() {
+  wait_until 20 task_is "$1" RUNNING && return 0
+  [[ "$(task_status "$1")" == STOPPED ]] && echo "task $1 stopped before it ran"
+  ct task ls
+  echo "--- $(bundle "$1")/log.json:"; cat "$(bundle "$1")/log.json" 2>/dev/null
+  grep -F "$1" "$ECO_CTD_DIR/containerd.log" | tail -n 5
+  return 1
+}
 bundle() { echo "$ECO_CTD_DIR/state/io.containerd.runtime.v2.task/$NS/$1"; }
 # in_pty CMDLINE: run a shell command line on a pseudo-terminal (ctr -t needs one). The
 # processes sleep a little before they exit: ctr stops copying a terminal's output when the
@@ -78,7 +87,7 @@ sc_run_tty() {
 sc_exec() {
   local out rc
   run_detached ex sleep 300
-  wait_until 20 task_is ex RUNNING
+  wait_running ex
   run_rc out ct task exec --fifo-dir "$FIFO" --exec-id e1 ex sh -c 'echo in-exec; echo exec-err >&2; exit 5'
   check_eq "$rc" 5 "exit code of the exec'd process"
   check_match "$out" in-exec "exec stdout"
@@ -92,7 +101,7 @@ sc_exec() {
 sc_exec_tty() {
   local out rc
   run_detached et sleep 300
-  wait_until 20 task_is et RUNNING
+  wait_running et
   out=$(in_pty "$(ctr_line task exec --fifo-dir "$FIFO" -t --exec-id t1 et sh -c 'tty; sleep 0.3; exit 6')") && rc=0 || rc=$?
   printf '%s\n' "$out"
   check_eq "$rc" 6 "exit code of ctr task exec -t"
@@ -102,7 +111,7 @@ sc_exec_tty() {
 sc_pause_resume() {
   local pid n1 n2 f
   run_detached pr sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/n.new; mv /tmp/n.new /tmp/n; sleep 0.05; done'
-  wait_until 20 task_is pr RUNNING
+  wait_running pr
   pid=$(task_pid pr)
   f=$(bundle pr)/rootfs/tmp/n
   wait_until 10 test -s "$f"
@@ -125,7 +134,7 @@ sc_pause_resume() {
 sc_ps() {
   local out pid
   run_detached ps sh -c 'sleep 300 & sleep 301 & wait'
-  wait_until 20 task_is ps RUNNING
+  wait_running ps
   pid=$(task_pid ps)
   wait_until 10 children_are "$pid" sleep 2
   run_rc out ct task ps ps
@@ -137,7 +146,7 @@ sc_ps() {
 sc_metrics() {
   local out
   run_detached me sleep 300
-  wait_until 20 task_is me RUNNING
+  wait_running me
   run_rc out ct task metrics me
   check_eq "$rc" 0 "ctr task metrics"
   check_match "$out" 'pids\.current[[:space:]]+[1-9]' "pids.current in the metrics"
@@ -148,7 +157,7 @@ sc_metrics() {
 sc_runtime_state() {
   local out pid
   run_detached st sleep 300
-  wait_until 20 task_is st RUNNING
+  wait_running st
   pid=$(task_pid st)
   run_rc out rt state st
   check_eq "$rc" 0 "runtime state"
@@ -163,7 +172,7 @@ sc_runtime_state() {
 sc_events_stats() {
   local out
   run_detached es sleep 300
-  wait_until 20 task_is es RUNNING
+  wait_running es
   run_rc out eco_t 30 "$ECO_RUNTIME" --root "$RTROOT/$NS" events --stats es
   check_eq "$rc" 0 "runtime events --stats"
   check_eq "$(jq -r .type <<<"$out")" stats "events .type"
@@ -191,7 +200,7 @@ sc_stop() {
   # sleep as pid 1 has no SIGTERM handler: the kernel ignores the signal.
   ct run "${RUNOPTS[@]}" --rm --cgroup "$CGP/s1" "$IMG" s1 sleep 300 >/dev/null 2>&1 &
   bg=$!
-  wait_until 20 task_is s1 RUNNING
+  wait_running s1
   ct task kill -s SIGTERM s1
   sleep 1
   check_eq "$(task_status s1)" RUNNING "pid 1 without a handler survives SIGTERM"
@@ -213,7 +222,7 @@ sc_stop() {
 sc_delete() {
   local pid cg out
   run_detached de sleep 300
-  wait_until 20 task_is de RUNNING
+  wait_running de
   pid=$(task_pid de)
   cg=$(cg_path "$pid" pids)
   check_eq "$cg" "$CGP/de" "cgroup of the container"
@@ -231,7 +240,7 @@ sc_delete() {
   check_empty "$(ct container ls -q)" "containers after delete"
   # a running task goes with --force
   run_detached df sleep 300
-  wait_until 20 task_is df RUNNING
+  wait_running df
   ct task delete -f df
   check_empty "$(ct task ls -q)" "tasks after delete --force"
   check_eq "$(test -e "$RTROOT/$NS/df" && echo left)" "" "runtime state dir removed (force)"
@@ -282,7 +291,7 @@ sc_loop20() {
   local i before after
   before=$(leftovers_snapshot)
   for i in $(seq 20); do run_detached "l$i" sleep 300; done
-  for i in $(seq 20); do wait_until 20 task_is "l$i" RUNNING; done
+  for i in $(seq 20); do wait_running "l$i"; done
   check_eq "$(ct task ls -q | wc -l)" 20 "running tasks"
   # what the final comparison looks for is there while they run
   check_eq "$(ls -A "$RTROOT/$NS" | wc -l)" 20 "runtime state dirs while running"

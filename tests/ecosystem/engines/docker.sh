@@ -25,6 +25,15 @@ inspect() { dk inspect -f "$2" "$1"; }
 cid() { inspect "$1" '{{.Id}}'; }
 cpid() { inspect "$1" '{{.State.Pid}}'; }
 status_is() { [[ "$(inspect "$1" '{{.State.Status}}')" == "$2" ]]; }
+# wait_running NAME: until the container runs; if it does not, what the engine says.
+wait_running() {
+  wait_until 20 status_is "$1" running && return 0
+  local st; st=$(inspect "$1" '{{.State.Status}} {{.State.ExitCode}} {{.State.Error}}')
+  echo "state of $1: $st"
+  [[ "$st" == exited* ]] && echo "container $1 stopped before it ran"
+  dk logs "$1"
+  return 1
+}
 logs_have() { dk logs "$1" 2>&1 | grep -q -- "$2"; }
 cg_parent() { echo "eco-$ECO_TOKEN/docker"; }
 
@@ -68,7 +77,7 @@ sc_run_tty() {
 sc_exec() {
   local out rc
   drun -d --name ex "$IMG" sleep 300
-  wait_until 20 status_is ex running
+  wait_running ex
   run_rc out dk exec ex sh -c 'echo in-exec; echo exec-err >&2; exit 5'
   check_eq "$rc" 5 "exit code of docker exec"
   check_match "$out" in-exec "exec stdout"
@@ -82,7 +91,7 @@ sc_exec() {
 sc_exec_tty() {
   local out rc
   drun -d --name et "$IMG" sleep 300
-  wait_until 20 status_is et running
+  wait_running et
   out=$(dk exec -t et sh -c 'tty; exit 6') && rc=0 || rc=$?
   printf '%s\n' "$out"
   check_eq "$rc" 6 "exit code of docker exec -t"
@@ -92,7 +101,7 @@ sc_exec_tty() {
 sc_pause_unpause() {
   local pid f n1 n2
   drun -d --name pu "$IMG" sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/n.new; mv /tmp/n.new /tmp/n; sleep 0.05; done'
-  wait_until 20 status_is pu running
+  wait_running pu
   pid=$(cpid pu)
   f=$(inspect pu '{{.GraphDriver.Data.MergedDir}}')/tmp/n
   wait_until 10 test -s "$f"
@@ -117,7 +126,7 @@ sc_pause_unpause() {
 sc_update() {
   local pid
   drun -d --name up "$IMG" sleep 300
-  wait_until 20 status_is up running
+  wait_running up
   pid=$(cpid up)
   dk update --memory 64m --memory-swap 128m --cpu-shares 512 --cpus 0.5 --pids-limit 77 up
   check_eq "$(cg_read "$pid" memory memory.limit_in_bytes)" 67108864 "memory.limit_in_bytes"
@@ -148,7 +157,7 @@ sc_run_limits() {
 sc_top() {
   local out pid
   drun -d --name tp "$IMG" sh -c 'sleep 300 & sleep 301 & wait'
-  wait_until 20 status_is tp running
+  wait_running tp
   pid=$(cpid tp)
   wait_until 10 children_are "$pid" sleep 2
   run_rc out dk top tp
@@ -162,7 +171,7 @@ sc_top() {
 sc_stats() {
   local out
   drun -d --name st "$IMG" sh -c 'sleep 300 & sleep 301 & wait'
-  wait_until 20 status_is st running
+  wait_running st
   wait_until 10 children_are "$(cpid st)" sleep 2
   run_rc out dk stats --no-stream --format '{{.PIDs}}|{{.MemUsage}}' st
   check_eq "$rc" 0 "docker stats"
@@ -174,7 +183,7 @@ sc_stats() {
 sc_events_stats() {
   local out id
   drun -d --name es "$IMG" sleep 300
-  wait_until 20 status_is es running
+  wait_running es
   id=$(cid es)
   run_rc out rt events --stats "$id"
   check_eq "$rc" 0 "runtime events --stats"
@@ -187,7 +196,7 @@ sc_events_stats() {
 sc_runtime_state() {
   local out id
   drun -d --name rs "$IMG" sleep 300
-  wait_until 20 status_is rs running
+  wait_running rs
   id=$(cid rs)
   run_rc out rt state "$id"
   check_eq "$rc" 0 "runtime state"
@@ -201,7 +210,7 @@ sc_stop() {
   local t0 dt
   # sleep as pid 1 ignores SIGTERM: docker stop waits the grace period, then SIGKILL.
   drun -d --name s1 "$IMG" sleep 300
-  wait_until 20 status_is s1 running
+  wait_running s1
   t0=$(now_ms); dk stop -t 2 s1; dt=$(( $(now_ms) - t0 ))
   check_eq "$(inspect s1 '{{.State.Status}} {{.State.ExitCode}}')" "exited 137" "status after stop (SIGKILL)"
   check_ge "$dt" 2000 "ms docker stop waited (grace 2 s)"
@@ -223,7 +232,7 @@ sc_kill_signal() {
   check_eq "$out" 7 "exit status after SIGUSR1"
   check_match "$(dk logs ks 2>&1)" got-usr1 "the container's USR1 handler ran"
   drun -d --name kk "$IMG" sleep 300
-  wait_until 20 status_is kk running
+  wait_running kk
   dk kill kk
   check_eq "$(dk wait kk)" 137 "exit status after docker kill (SIGKILL)"
 }
@@ -231,7 +240,7 @@ sc_kill_signal() {
 sc_rm() {
   local id pid cg
   drun -d --name r1 "$IMG" sleep 300
-  wait_until 20 status_is r1 running
+  wait_running r1
   id=$(cid r1); pid=$(cpid r1); cg=$(cg_path "$pid" pids)
   check_eq "$cg" "/$(cg_parent)/$id" "cgroup of the container"
   check_eq "$(test -d "$(rtroot)/$id" && echo yes)" yes "runtime state dir exists"
@@ -258,10 +267,10 @@ sc_restart() {
   check_eq "$out" run-once "its output"
   check_eq "$(dk logs rs1 2>&1 | grep -c run-once)" 2 "both runs in the logs"
   drun -d --name rs2 "$IMG" sleep 300
-  wait_until 20 status_is rs2 running
+  wait_running rs2
   p1=$(cpid rs2)
   dk restart -t 1 rs2
-  wait_until 20 status_is rs2 running
+  wait_running rs2
   p2=$(cpid rs2)
   check_match "$p2" '^[1-9][0-9]*$' "pid after restart"
   [[ "$p1" != "$p2" ]] || { echo "check failed: same pid $p1 after restart"; return 1; }
@@ -298,7 +307,7 @@ sc_loop20() {
   local i before after
   before=$(leftovers_snapshot)
   for i in $(seq 20); do drun -d --name "l$i" "$IMG" sleep 300 >/dev/null; done
-  for i in $(seq 20); do wait_until 20 status_is "l$i" running; done
+  for i in $(seq 20); do wait_running "l$i"; done
   check_eq "$(dk ps -q | wc -l)" 20 "running containers"
   check_eq "$(ls -A "$(rtroot)" | wc -l)" 20 "runtime state dirs while running"
   check_ge "$(cg_dirs_under "$(cg_parent)" | grep -cE '/[0-9a-f]{64}$')" 20 "container cgroups while running"

@@ -35,6 +35,15 @@ inspect() { pm inspect -f "$2" "$1"; }
 cid() { inspect "$1" '{{.Id}}'; }
 cpid() { inspect "$1" '{{.State.Pid}}'; }
 status_is() { [[ "$(inspect "$1" '{{.State.Status}}')" == "$2" ]]; }
+# wait_running NAME: until the container runs; if it does not, what the engine says.
+wait_running() {
+  wait_until 20 status_is "$1" running && return 0
+  local st; st=$(inspect "$1" '{{.State.Status}} {{.State.ExitCode}} {{.State.Error}}')
+  echo "state of $1: $st"
+  [[ "$st" == exited* ]] && echo "container $1 stopped before it ran"
+  pm logs "$1"
+  return 1
+}
 logs_have() { pm logs "$1" 2>&1 | grep -q -- "$2"; }
 
 eco_reset() {
@@ -97,7 +106,7 @@ sc_run_tty() {
 sc_exec() {
   local out rc
   prun -d --name ex "$IMG" sleep 300
-  wait_until 20 status_is ex running
+  wait_running ex
   run_rc out pm exec ex sh -c 'echo in-exec; echo exec-err >&2; exit 5'
   check_eq "$rc" 5 "exit code of podman exec"
   check_match "$out" in-exec "exec stdout"
@@ -111,7 +120,7 @@ sc_exec() {
 sc_exec_tty() {
   local out rc
   prun -d --name et "$IMG" sleep 300
-  wait_until 20 status_is et running
+  wait_running et
   out=$(pm exec -t et sh -c 'tty; exit 6') && rc=0 || rc=$?
   printf '%s\n' "$out"
   check_eq "$rc" 6 "exit code of podman exec -t"
@@ -121,7 +130,7 @@ sc_exec_tty() {
 sc_pause_unpause() {
   local pid f n1 n2
   prun -d --name pu "$IMG" sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/n.new; mv /tmp/n.new /tmp/n; sleep 0.05; done'
-  wait_until 20 status_is pu running
+  wait_running pu
   pid=$(cpid pu)
   f=$(inspect pu '{{.GraphDriver.Data.MergedDir}}')/tmp/n
   wait_until 10 test -s "$f"
@@ -145,7 +154,7 @@ sc_pause_unpause() {
 sc_update() {
   local pid
   prun -d --name up "$IMG" sleep 300
-  wait_until 20 status_is up running
+  wait_running up
   pid=$(cpid up)
   pm update --memory 64m --memory-swap 128m --cpu-shares 512 --cpus 0.5 up
   check_eq "$(cg_read "$pid" memory memory.limit_in_bytes)" 67108864 "memory.limit_in_bytes"
@@ -169,7 +178,7 @@ sc_run_limits() {
 sc_top() {
   local out pid
   prun -d --name tp "$IMG" sh -c 'sleep 300 & sleep 301 & wait'
-  wait_until 20 status_is tp running
+  wait_running tp
   pid=$(cpid tp)
   wait_until 10 children_are "$pid" sleep 2
   run_rc out pm top tp
@@ -182,7 +191,7 @@ sc_top() {
 sc_stats() {
   local out
   prun -d --name st "$IMG" sh -c 'sleep 300 & sleep 301 & wait'
-  wait_until 20 status_is st running
+  wait_running st
   wait_until 10 children_are "$(cpid st)" sleep 2
   run_rc out pm stats --no-stream --format '{{.PIDs}}|{{.MemUsage}}' st
   check_eq "$rc" 0 "podman stats"
@@ -194,7 +203,7 @@ sc_stats() {
 sc_events_stats() {
   local out id
   prun -d --name es "$IMG" sleep 300
-  wait_until 20 status_is es running
+  wait_running es
   id=$(cid es)
   run_rc out rt events --stats "$id"
   check_eq "$rc" 0 "runtime events --stats"
@@ -207,7 +216,7 @@ sc_events_stats() {
 sc_runtime_state() {
   local out id
   prun -d --name rs "$IMG" sleep 300
-  wait_until 20 status_is rs running
+  wait_running rs
   id=$(cid rs)
   run_rc out rt state "$id"
   check_eq "$rc" 0 "runtime state"
@@ -219,7 +228,7 @@ sc_runtime_state() {
 sc_stop() {
   local t0 dt
   prun -d --name s1 "$IMG" sleep 300
-  wait_until 20 status_is s1 running
+  wait_running s1
   t0=$(now_ms); pm stop -t 2 s1; dt=$(( $(now_ms) - t0 ))
   check_eq "$(inspect s1 '{{.State.Status}} {{.State.ExitCode}}')" "exited 137" "status after stop (SIGKILL)"
   check_ge "$dt" 2000 "ms podman stop waited (grace 2 s)"
@@ -240,7 +249,7 @@ sc_kill_signal() {
   check_eq "$out" 7 "exit status after SIGUSR1"
   check_match "$(pm logs ks 2>&1)" got-usr1 "the container's USR1 handler ran"
   prun -d --name kk "$IMG" sleep 300
-  wait_until 20 status_is kk running
+  wait_running kk
   pm kill kk
   check_eq "$(pm wait kk)" 137 "exit status after podman kill (SIGKILL)"
 }
@@ -248,7 +257,7 @@ sc_kill_signal() {
 sc_rm() {
   local id pid cg
   prun -d --name r1 "$IMG" sleep 300
-  wait_until 20 status_is r1 running
+  wait_running r1
   id=$(cid r1); pid=$(cpid r1); cg=$(cg_path "$pid" pids)
   check_eq "$cg" "$CGPARENT/libpod-$id" "cgroup of the container"
   check_eq "$(test -d "$RTSTATE/$id" && echo yes)" yes "runtime state dir exists"
@@ -275,10 +284,10 @@ sc_restart() {
   check_eq "$out" run-once "its output"
   check_eq "$(pm logs rs1 2>&1 | grep -c run-once)" 2 "both runs in the logs"
   prun -d --name rs2 "$IMG" sleep 300
-  wait_until 20 status_is rs2 running
+  wait_running rs2
   p1=$(cpid rs2)
   pm restart -t 1 rs2
-  wait_until 20 status_is rs2 running
+  wait_running rs2
   p2=$(cpid rs2)
   check_match "$p2" '^[1-9][0-9]*$' "pid after restart"
   [[ "$p1" != "$p2" ]] || { echo "check failed: same pid $p1 after restart"; return 1; }
@@ -316,7 +325,7 @@ sc_loop20() {
   local i before after
   before=$(leftovers_snapshot)
   for i in $(seq 20); do prun -d --name "l$i" "$IMG" sleep 300 >/dev/null; done
-  for i in $(seq 20); do wait_until 20 status_is "l$i" running; done
+  for i in $(seq 20); do wait_running "l$i"; done
   check_eq "$(pm ps -q | wc -l)" 20 "running containers"
   check_eq "$(eco_runtime_ids | wc -l)" 20 "runtime state dirs while running"
   check_ge "$(cg_dirs_under "${CGPARENT#/}" | grep -c '/libpod-[0-9a-f]*$')" 20 "container cgroups while running"
