@@ -10,6 +10,5 @@ Error not_implemented(const Context& ctx) {
 
 Result<int> cmd_checkpoint(Context& ctx) { return not_implemented(ctx); }
 Result<int> cmd_restore(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_exec(Context& ctx) { return not_implemented(ctx); }
 
 }  // namespace berth::cli

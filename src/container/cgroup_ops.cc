@@ -93,6 +93,15 @@ Status stream_events(const std::string& root, const std::string& id, int64_t int
   auto oom = c.cg->oom_event_fd();
   uint64_t ooms = c.cg->oom_kill_count().ok() ? *c.cg->oom_kill_count() : 0;
   auto next = std::chrono::steady_clock::now();
+  // The OOM count is compared on every wake-up and once more at the end: the kill that ends
+  // the container arrives together with its exit.
+  auto report_oom = [&] {
+    auto count = c.cg->oom_kill_count();
+    if (count && *count > ooms) {
+      ooms = *count;
+      emit("{\"type\":\"oom\",\"id\":\"" + id + "\"}");
+    }
+  };
   while (linux::process_alive(c.record.pid, c.record.pid_start_time)) {
     auto now = std::chrono::steady_clock::now();
     if (now >= next) {
@@ -106,13 +115,10 @@ Status stream_events(const std::string& root, const std::string& id, int64_t int
     if (::poll(&p, 1, std::min(std::max(wait_ms, 0), 100)) > 0 && (p.revents & POLLIN)) {
       uint64_t buf[16];
       (void)!::read(p.fd, buf, sizeof buf);
-      auto count = c.cg->oom_kill_count();
-      if (count && *count > ooms) {
-        ooms = *count;
-        emit("{\"type\":\"oom\",\"id\":\"" + id + "\"}");
-      }
     }
+    report_oom();
   }
+  report_oom();
   return ok();
 }
 

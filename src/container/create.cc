@@ -23,9 +23,11 @@
 #include "linux/paths.h"
 #include "linux/proc.h"
 #include "linux/userns.h"
+#include "seccomp/seccomp.h"
 #include "util/fds.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/phases.h"
 #include "util/rollback.h"
 
 namespace berth {
@@ -125,6 +127,11 @@ Status converse(Creation& c, int sock, bool maps_on_clone) {
         else
           c.console = std::move(m.fd);
         break;
+      case Msg::kSeccompFd:
+        // The agent gets the listener with the state as hooks see it; no listener, no create.
+        BERTH_TRY(seccomp::send_to_listener(m.fd.get(), *c.spec.linux->seccomp, hook_state(c.record, "creating"), c.init_pid));
+        BERTH_TRY(container::process::send(sock, Msg::kGo));
+        break;
       case Msg::kReady:
         return ok();
       case Msg::kError:
@@ -156,7 +163,8 @@ Status prepare_state(Creation& c, container::StateStore& store, const std::strin
 }
 
 Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fifo) {
-  container::cgroup_mount_view(c.cg, &built->cfg.rootfs->cgroups, &built->cfg.rootfs->cgroup_links);
+  if (built->cfg.rootfs)
+    container::cgroup_mount_view(c.cg, &built->cfg.rootfs->cgroups, &built->cfg.rootfs->cgroup_links);
   BERTH_ASSIGN(auto socks, container::process::sync_pair());
   auto& cfg = built->cfg;
   cfg.sync_fd = socks.second.get();
@@ -183,39 +191,48 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   });
   c.init_pidfd.reset(::dup(c.init.pidfd()));
   BERTH_TRY(record_pid(c, c.init.pid()));
+  Phases t("create");
   if (!in_cgroup) BERTH_TRY(container::join_cgroups(c.cg, c.init.pid()));
+  t.mark("init joined the cgroups");
   bool maps_on_clone = (cfg.clone_flags & CLONE_NEWUSER) != 0;
   BERTH_TRY(converse(c, parent_end, maps_on_clone));
   return c.init_pid;
 }
 
 Status create_steps(Creation& c) {
+  Phases t("create");
   std::string bundle = absolute(c.o.bundle);
   BERTH_ASSIGN(c.spec, load_bundle(bundle));
+  t.mark("config");
   if (c.spec.process->terminal && c.o.console_socket.empty() && !c.o.foreground)
     return Error::invalid_argument("cannot allocate tty if berth will detach without setting console socket");
   if (!c.spec.process->terminal && !c.o.console_socket.empty())
     return Error::invalid_argument("cannot use console socket if berth will not detach or allocate tty");
   BERTH_ASSIGN(auto store, container::StateStore::open(c.o.root));
   BERTH_TRY(prepare_state(c, store, bundle));
+  t.mark("state");
   // The whole plan first: device modules add cgroup rules before the cgroup exists.
   OciState state = container::to_oci_state(c.record, ContainerStatus::kCreating);
   BERTH_ASSIGN(auto built, container::build_init(c.spec, c.o, c.record.rootfs, state));
+  t.mark("plan");
   BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true",
                                               built->device_rules));
   c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths); });
   c.record.cgroup_paths = c.cg.paths;
   c.record.cgroup_created = true;
   BERTH_TRY(c.dir->write_record(c.record));
+  t.mark("cgroups");
   if (::mkfifoat(c.dir->fd(), "exec.fifo", 0622) < 0) return Error::sys(errno, "create exec.fifo");
   // Opened read-write by us: the init keeps it and blocks reading until `start` writes.
   UniqueFd fifo(::openat(c.dir->fd(), "exec.fifo", O_RDWR | O_CLOEXEC));
   if (!fifo) return Error::sys(errno, "open exec.fifo");
   BERTH_TRY(spawn_init(c, built.get(), fifo));
+  t.mark("init ready");
   BERTH_TRY(c.dir->write_record(c.record));
   if (!c.o.pid_file.empty()) BERTH_TRY(write_pid_file(c.o.pid_file, c.init_pid));
   if (!c.o.pidfd_socket.empty())
     BERTH_TRY(linux::send_fd_to_socket(c.o.pidfd_socket, c.init_pidfd.get(), "").context("pidfd socket"));
+  t.mark("finish");
   return ok();
 }
 

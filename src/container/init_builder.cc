@@ -1,16 +1,20 @@
 // Spec → InitConfig (see init_builder.h): linux.namespaces, linux.timeOffsets, hostname,
 // domainname, linux.sysctl, process.capabilities, linux.personality, linux.memoryPolicy,
-// process.apparmorProfile / selinuxLabel (refused: no LSM on this host), hooks split
-// between the parent and the init.
+// process.apparmorProfile / selinuxLabel (refused: no LSM on this host), linux.seccomp
+// (compiled here, through the cache, for the init to load), hooks split between the parent
+// and the init.
 #include "container/init_builder.h"
 
 #include <sched.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "container/device_modules.h"
 #include "container/extend.h"
 #include "linux/rootfs/plan.h"
 #include "linux/sysctl.h"
+#include "seccomp/seccomp.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -32,7 +36,11 @@ void decide_namespaces(BuiltInit& b, const spec::Linux& l) {
   c.time_offsets = l.time_offsets;
   bool offsets = !l.time_offsets.empty() && b.ns.creates(CLONE_NEWTIME);
   if (!b.ns.joins_any() && !offsets) {
-    c.clone_flags = b.ns.new_flags;  // the common case: everything in one clone3
+    // The common case: everything in one clone3, but the cgroup namespace. It takes its
+    // creator's cgroup as root, and unless clone3 placed the child (CLONE_INTO_CGROUP, v2
+    // only) that is still berth's: unshare it after the parent's cgroup join (kGo).
+    c.clone_flags = b.ns.new_flags & ~CLONE_NEWCGROUP;
+    c.unshare_flags = b.ns.new_flags & CLONE_NEWCGROUP;
     c.time_offsets.clear();
     return;
   }
@@ -43,6 +51,41 @@ void decide_namespaces(BuiltInit& b, const spec::Linux& l) {
   for (const auto& j : b.ns.joins) joined_pid = joined_pid || j.flag == CLONE_NEWPID || j.flag == CLONE_NEWTIME;
   c.second_stage = joined_pid || (b.ns.new_flags & (CLONE_NEWPID | CLONE_NEWTIME));
   if (!offsets) c.time_offsets.clear();
+}
+
+// Compiled in the parent, before clone3: the init only loads the finished program. Flags
+// the kernel lacks are refused now, since a filter loaded after `start` cannot fail
+// `create` any more (payload.cc).
+Status prepare_seccomp(process::InitConfig& c, const spec::Seccomp& profile, const std::string& root) {
+  if (!profile.flags.empty()) {
+    seccomp::Support s = seccomp::support();
+    auto has = [](const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+    for (size_t i = 0; i < profile.flags.size(); ++i) {
+      std::string where = "linux.seccomp.flags[" + std::to_string(i) + "]: ";
+      if (!has(s.known_flags, profile.flags[i]))
+        return Error::invalid_spec(where + "seccomp flag " + profile.flags[i] + " is not known to berth");
+      if (!has(s.supported_flags, profile.flags[i]))
+        return Error::unsupported(where + profile.flags[i] + " is not supported by this kernel");
+    }
+  }
+  BERTH_ASSIGN(c.seccomp_program, seccomp::compile_cached(profile, process::seccomp_cache_dir(root)));
+  c.seccomp = profile;
+  return ok();
+}
+
+// Without a mount namespace of its own the container shares the host's mount table: it is
+// chrooted into root.path and nothing is mounted, since every mount would land on the host
+// (runc mounts them there anyway). Asking for mounts or masks then is an error.
+Result<std::unique_ptr<BuiltInit>> no_mount_namespace(const spec::Spec& spec, const std::string& rootfs,
+                                                      std::unique_ptr<BuiltInit> b) {
+  const char* why = "would be mounted on the host: add a mount namespace to linux.namespaces";
+  if (!spec.mounts.empty()) return Error::invalid_spec(std::string("config.json: mounts: ") + why);
+  if (spec.linux && (!spec.linux->masked_paths.empty() || !spec.linux->readonly_paths.empty()))
+    return Error::invalid_spec(std::string("config.json: linux.maskedPaths/readonlyPaths: ") + why);
+  BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, b->ns.has(CLONE_NEWUSER)));
+  if (!edits.empty()) return Error::invalid_spec("config.json: linux.namespaces: device requests need a mount namespace");
+  b->cfg.chroot = rootfs;
+  return b;
 }
 
 }  // namespace
@@ -57,7 +100,6 @@ Status refuse_unsupported(const spec::Spec& spec) {
   const spec::Linux& l = *spec.linux;
   if (!l.mount_label.empty() && !file_exists("/sys/fs/selinux/enforce"))
     return Error::unsupported("linux.mountLabel: SELinux is not enabled on this host");
-  if (l.seccomp) return Error::unsupported("linux.seccomp: not supported by this build yet");
   if (l.intel_rdt && !file_exists("/sys/fs/resctrl/schemata"))
     return Error::unsupported("linux.intelRdt: Intel RDT (resctrl) is not mounted on this host");
   if (!l.net_devices.empty()) return Error::unsupported("linux.netDevices: not supported by this build yet");
@@ -91,18 +133,17 @@ Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const Crea
   c.sysctl = l.sysctl;
   c.personality = l.personality;
   c.memory_policy = l.memory_policy;
+  if (l.seccomp) BERTH_TRY(prepare_seccomp(c, *l.seccomp, o.root));
   if (spec.process->capabilities) {
-    std::vector<std::string> ignored;
-    c.caps = linux::resolve_caps(*spec.process->capabilities, &ignored);
+    BERTH_ASSIGN(c.caps, linux::caps_from_spec(*spec.process->capabilities, "config.json: process.capabilities"));
     c.has_caps = true;
-    if (!ignored.empty()) log::warn("ignoring unknown or unavailable capabilities: [" + str::join(ignored, " ") + "]");
   }
   if (spec.hooks) {
     c.create_container_hooks = spec.hooks->create_container;
     c.start_container_hooks = spec.hooks->start_container;
     c.wants_runtime_hooks = !spec.hooks->prestart.empty() || !spec.hooks->create_runtime.empty();
   }
-  if (!b->ns.has(CLONE_NEWNS)) return Error::invalid_spec("config.json: linux.namespaces: berth needs a mount namespace");
+  if (!b->ns.has(CLONE_NEWNS)) return no_mount_namespace(spec, rootfs, std::move(b));
   linux::rootfs::PlanContext ctx;
   ctx.rootfs = rootfs;
   ctx.new_user_ns = b->ns.has(CLONE_NEWUSER);

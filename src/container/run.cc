@@ -107,15 +107,27 @@ int supervise(const Created& c, int sigfd) {
 
 }  // namespace
 
+sigset_t block_forwarded_signals(sigset_t* old) {
+  sigset_t mask;
+  sigfillset(&mask);
+  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS}) sigdelset(&mask, s);
+  ::sigprocmask(SIG_BLOCK, &mask, old);
+  return mask;
+}
+
+int supervise_foreground(const Created& c, const sigset_t& forwarded) {
+  UniqueFd sigfd(::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK));
+  RawTerminal raw(c.console_master >= 0 ? STDIN_FILENO : -1);
+  return supervise(c, sigfd.get());
+}
+
 Result<int> run_container(const CreateOptions& options, const RunOptions& run) {
   CreateOptions o = options;
   o.foreground = !run.detach;
   if (!run.no_subreaper && !run.detach) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   // Signals are taken through a signalfd; the init resets its own mask before execve.
   sigset_t mask, old;
-  sigfillset(&mask);
-  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS}) sigdelset(&mask, s);
-  if (!run.detach) ::sigprocmask(SIG_BLOCK, &mask, &old);
+  if (!run.detach) mask = block_forwarded_signals(&old);
   BERTH_ASSIGN(Created c, create_container(o));
   UniqueFd pidfd(c.pidfd), master(c.console_master);
   auto st = start_container(o.root, o.id);
@@ -124,12 +136,7 @@ Result<int> run_container(const CreateOptions& options, const RunOptions& run) {
     return std::move(st).error();
   }
   if (run.detach) return 0;
-  UniqueFd sigfd(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
-  int code;
-  {
-    RawTerminal raw(master ? STDIN_FILENO : -1);
-    code = supervise(c, sigfd.get());
-  }
+  int code = supervise_foreground(c, mask);
   if (!run.keep) (void)delete_container(o.root, o.id, true);
   ::sigprocmask(SIG_SETMASK, &old, nullptr);
   return code;

@@ -5,7 +5,10 @@
 #include <sys/prctl.h>
 
 #include "spec/names.h"
+#include <algorithm>
+
 #include "util/file.h"
+#include "util/log.h"
 #include "util/strings.h"
 
 namespace berth::linux {
@@ -49,6 +52,19 @@ CapSets resolve_caps(const spec::Capabilities& c, std::vector<std::string>* igno
   s.permitted = bits_of(c.permitted, ignored);
   s.ambient = bits_of(c.ambient, ignored);
   return s;
+}
+
+Result<CapSets> caps_from_spec(const spec::Capabilities& caps, const std::string& where) {
+  const auto& all = spec::names::capabilities();
+  for (const auto* set : {&caps.bounding, &caps.effective, &caps.inheritable, &caps.permitted, &caps.ambient})
+    for (const auto& n : *set)
+      if (std::find(all.begin(), all.end(), n) == all.end())
+        return Error::invalid_spec(where + ": unknown capability " + str::go_quote(n));
+  std::vector<std::string> unavailable;
+  CapSets out = resolve_caps(caps, &unavailable);
+  if (!unavailable.empty())
+    log::warn("ignoring capabilities this kernel does not have: [" + str::join(unavailable, " ") + "]");
+  return out;
 }
 
 std::vector<std::string> cap_names(uint64_t set) {

@@ -18,6 +18,11 @@ struct CapSets {
 int last_cap();  // /proc/sys/kernel/cap_last_cap, read once
 // `ignored` receives names that are unknown or beyond last_cap().
 CapSets resolve_caps(const spec::Capabilities& caps, std::vector<std::string>* ignored);
+// process.capabilities as create and exec apply them: a name that is no capability at all
+// is an error naming the field (the runtime-spec: a value that cannot be mapped MUST fail;
+// runc only warns); a real capability this kernel lacks (CAP_CHECKPOINT_RESTORE on an old
+// kernel) is dropped with one warning, as runc does, since engines send fixed lists.
+Result<CapSets> caps_from_spec(const spec::Capabilities& caps, const std::string& where);
 std::vector<std::string> cap_names(uint64_t set);
 
 // Before the uid switch: keep permitted caps across setuid and shrink the bounding set.

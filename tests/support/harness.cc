@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -142,7 +143,16 @@ void Bundle::write() const {
   f << spec::to_json(spec_, true);
 }
 
-Runtime::Runtime(std::string binary) : binary_(std::move(binary)), root_("berth-root") {}
+namespace {
+// Like a shim, the test process adopts the containers it starts (their inits outlive the
+// `berth run -d` or `create` that made them); on this host PID 1 reaps nothing.
+const bool kSubreaper = [] {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  return true;
+}();
+}  // namespace
+
+Runtime::Runtime(std::string binary) : binary_(std::move(binary)), root_("berth-root") { (void)kSubreaper; }
 
 Runtime::~Runtime() {
   auto ids = (*this)({"list", "-q"});
@@ -150,6 +160,9 @@ Runtime::~Runtime() {
   std::string id;
   while (std::getline(in, id))
     if (!id.empty()) (*this)({"delete", "--force", id});
+  // Reap the adopted inits of this test's containers (the test waited for its own children).
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
 }
 
 CmdResult Runtime::operator()(const std::vector<std::string>& args, const std::string& input, int timeout_s) const {

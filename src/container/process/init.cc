@@ -6,6 +6,7 @@
 #include "container/process/init.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -22,16 +23,10 @@
 #include "linux/rootfs/apply.h"
 #include "linux/sysctl.h"
 #include "util/file.h"
+#include "util/phases.h"
 
 namespace berth::container::process {
 namespace {
-
-Status wait_for(int sock, Msg type) {
-  BERTH_ASSIGN(Message m, receive(sock));
-  if (m.type == Msg::kError) return to_error(m);
-  if (m.type != type) return Error::generic("sync: unexpected message from the runtime");
-  return ok();
-}
 
 Status write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets) {
   std::string text;
@@ -40,21 +35,13 @@ Status write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets
   return file::write_existing(AT_FDCWD, "/proc/self/timens_offsets", text).context("write linux.timeOffsets");
 }
 
-// The payload inherits the mask and dispositions across execve: start it clean, whatever
-// the runtime had blocked (a foreground `run` blocks everything for its signalfd).
-void reset_signals() {
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int s = 1; s < NSIG; ++s)
-    if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
-}
-
-// Our credentials are still the host's after the maps are written; switch to the
-// namespace's root so that what we create is owned by the mapped ids.
+// In a user namespace we still carry the host's ids, unmapped there: whatever we create
+// would fail with EOVERFLOW. Become the namespace's root (its maps are written by now), as
+// runc's nsexec does. setgroups is denied where the maps' writer could not map groups.
 Status become_userns_root() {
-  if (::setresgid(0, 0, 0) < 0) return Error::sys(errno, "setgid 0 in the user namespace");
-  if (::setresuid(0, 0, 0) < 0) return Error::sys(errno, "setuid 0 in the user namespace");
+  if (::setgroups(0, nullptr) < 0 && errno != EPERM) return Error::sys(errno, "setgroups in user namespace");
+  if (::setresgid(0, 0, 0) < 0) return Error::sys(errno, "become root (gid 0) in user namespace");
+  if (::setresuid(0, 0, 0) < 0) return Error::sys(errno, "become root (uid 0) in user namespace");
   return ok();
 }
 
@@ -65,25 +52,28 @@ Status stage_one(InitConfig& cfg) {
   // namespaces: no ptrace, no /proc/<pid>/exe, fd or environ access (CVE-2019-5736).
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
-  if (cfg.clone_flags & CLONE_NEWUSER) BERTH_TRY(become_userns_root());
   for (auto& j : cfg.ns->joins)
     BERTH_TRY(linux::real_sys().setns(j.fd.get(), j.flag).context("join " + j.type + " namespace"));
   if (cfg.unshare_flags & CLONE_NEWUSER) {
     BERTH_TRY(linux::real_sys().unshare(CLONE_NEWUSER).context("create user namespace"));
     BERTH_TRY(send(cfg.sync_fd, Msg::kMapIds));  // the parent writes our id maps now
     BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
-    BERTH_TRY(become_userns_root());
   }
   if (int rest = cfg.unshare_flags & ~CLONE_NEWUSER; rest)
     BERTH_TRY(linux::real_sys().unshare(rest).context("create namespaces"));
+  if (cfg.ns->has(CLONE_NEWUSER)) BERTH_TRY(become_userns_root());
   if (!cfg.time_offsets.empty()) BERTH_TRY(write_time_offsets(cfg.time_offsets));
   return ok();
 }
 
 Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
+  Phases t("init");
   BERTH_TRY(fs.prepare());
+  t.mark("rootfs prepare");
   BERTH_TRY(fs.mounts());
+  t.mark("mounts");
   BERTH_TRY(fs.devices());
+  t.mark("devices");
   BERTH_TRY(fs.create_cwd());
   if (cfg.wants_runtime_hooks) {
     BERTH_TRY(send(cfg.sync_fd, Msg::kHooks));
@@ -96,26 +86,10 @@ Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
     BERTH_TRY(run_hooks("createContainer", cfg.create_container_hooks, oci_state_json(s, false)));
   }
   BERTH_TRY(fs.pivot());
+  t.mark("pivot");
   if (!cfg.sysctl.empty()) BERTH_TRY(linux::write_sysctls(cfg.sysctl));
-  return fs.after_pivot();
-}
-
-Status setup_console(InitConfig& cfg, linux::rootfs::Applier* fs) {
-  BERTH_ASSIGN(linux::Pty pty, linux::open_pty(fs ? fs->root_fd() : AT_FDCWD, "/dev/ptmx", cfg.process.console_size));
-  if (fs) BERTH_TRY(fs->console(pty.peer.get()));
-  BERTH_TRY(linux::make_controlling_tty(pty.peer.get()));
-  return send(cfg.sync_fd, Msg::kConsole, 0, pty.name, pty.master.get());
-}
-
-Status setup_process(InitConfig& cfg) {
-  const spec::Process& p = cfg.process;
-  BERTH_TRY(linux::apply_rlimits(p.rlimits));
-  if (p.oom_score_adj) BERTH_TRY(linux::set_oom_score_adj(*p.oom_score_adj));
-  if (cfg.new_keyring) BERTH_TRY(linux::join_session_keyring(cfg.container_id));
-  if (p.scheduler) BERTH_TRY(linux::set_scheduler(*p.scheduler));
-  if (p.io_priority) BERTH_TRY(linux::set_io_priority(*p.io_priority));
-  if (cfg.personality) BERTH_TRY(linux::set_personality(*cfg.personality));
-  if (cfg.memory_policy) BERTH_TRY(linux::set_memory_policy(*cfg.memory_policy));
+  BERTH_TRY(fs.after_pivot());
+  t.mark("after pivot");
   return ok();
 }
 
@@ -124,12 +98,17 @@ Status stage_two(InitConfig& cfg) {
   if (cfg.set_hostname) BERTH_TRY(linux::real_sys().sethostname(cfg.hostname).context("set hostname"));
   if (cfg.set_domainname) BERTH_TRY(linux::real_sys().setdomainname(cfg.domainname).context("set domainname"));
   std::optional<linux::rootfs::Applier> fs;
+  if (!cfg.rootfs && !cfg.chroot.empty()) {
+    BERTH_TRY(linux::real_sys().chroot(cfg.chroot));
+    BERTH_TRY(linux::real_sys().chdir("/"));
+  }
   if (cfg.rootfs) {
     fs.emplace(linux::real_sys(), *cfg.rootfs);
     BERTH_TRY(setup_filesystem(cfg, *fs).context("prepare rootfs"));
   }
-  if (cfg.process.terminal) BERTH_TRY(setup_console(cfg, fs ? &*fs : nullptr).context("set up console"));
-  return setup_process(cfg);
+  if (cfg.process.terminal)
+    BERTH_TRY(open_console(cfg, fs ? fs->root_fd() : AT_FDCWD, fs ? &*fs : nullptr).context("set up console"));
+  return apply_process_attributes(cfg);
 }
 
 int stage_two_main(InitConfig& cfg) {
@@ -142,6 +121,42 @@ int stage_two_main(InitConfig& cfg) {
 }
 
 }  // namespace
+
+// The payload inherits the mask and dispositions across execve: start it clean, whatever
+// the runtime had blocked (a foreground `run` or `exec` blocks everything for its signalfd).
+void reset_signals() {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int s = 1; s < NSIG; ++s)
+    if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
+}
+
+Status wait_for(int sock, Msg type) {
+  BERTH_ASSIGN(Message m, receive(sock));
+  if (m.type == Msg::kError) return to_error(m);
+  if (m.type != type) return Error::generic("sync: unexpected message from the runtime");
+  return ok();
+}
+
+Status open_console(InitConfig& cfg, int root_fd, linux::rootfs::Applier* fs) {
+  BERTH_ASSIGN(linux::Pty pty, linux::open_pty(root_fd, "/dev/ptmx", cfg.process.console_size));
+  if (fs) BERTH_TRY(fs->console(pty.peer.get()));
+  BERTH_TRY(linux::make_controlling_tty(pty.peer.get()));
+  return send(cfg.sync_fd, Msg::kConsole, 0, pty.name, pty.master.get());
+}
+
+Status apply_process_attributes(const InitConfig& cfg) {
+  const spec::Process& p = cfg.process;
+  BERTH_TRY(linux::apply_rlimits(p.rlimits));
+  if (p.oom_score_adj) BERTH_TRY(linux::set_oom_score_adj(*p.oom_score_adj));
+  if (cfg.new_keyring) BERTH_TRY(linux::join_session_keyring(cfg.container_id));
+  if (p.scheduler) BERTH_TRY(linux::set_scheduler(*p.scheduler));
+  if (p.io_priority) BERTH_TRY(linux::set_io_priority(*p.io_priority));
+  if (cfg.personality) BERTH_TRY(linux::set_personality(*cfg.personality));
+  if (cfg.memory_policy) BERTH_TRY(linux::set_memory_policy(*cfg.memory_policy));
+  return ok();
+}
 
 int init_main(InitConfig& cfg) {
   auto st = stage_one(cfg);

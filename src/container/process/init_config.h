@@ -15,15 +15,23 @@
 #include "linux/caps.h"
 #include "linux/namespaces.h"
 #include "linux/rootfs/plan.h"
+#include "seccomp/seccomp.h"
 #include "util/unique_fd.h"
 
 namespace berth::container::process {
+
+// Where compiled linux.seccomp filters are cached: inside the state root, root-owned 0700
+// (the seccomp library refuses a directory others could write).
+inline std::string seccomp_cache_dir(const std::string& state_root) { return state_root + "/.seccomp-cache"; }
 
 struct InitConfig {
   // Channel and lifecycle.
   int sync_fd = -1;          // the init's end of the sync socket
   int fifo_fd = -1;          // exec.fifo, opened O_RDWR (never blocks); -1 for exec tenants
   bool parent_death_kill = true;
+  // An exec tenant: no exec.fifo; the parent waits for execve itself (the sync socket is
+  // close-on-exec, so EOF means the payload runs) or for an error sent in its place.
+  bool exec_tenant = false;
 
   // Namespaces: one clone3 does the common case; joins/unshares/second stage otherwise.
   linux::NamespacePlan* ns = nullptr;
@@ -37,6 +45,7 @@ struct InitConfig {
 
   // Filesystem.
   std::optional<linux::rootfs::RootfsPlan> rootfs;  // absent: no mount namespace
+  std::string chroot;  // without a mount namespace: the root to chroot into
   std::map<std::string, std::string> sysctl;
 
   // Process.
@@ -48,6 +57,10 @@ struct InitConfig {
   std::optional<spec::Personality> personality;
   std::optional<spec::MemoryPolicy> memory_policy;
   int preserve_fds = 0;       // fds 3.. kept for the payload
+  // linux.seccomp: compiled (through the cache) by the parent, loaded by the init or tenant
+  // as late as the no_new_privs rules allow (payload.cc, docs/seccomp.md).
+  std::optional<spec::Seccomp> seccomp;
+  seccomp::Program seccomp_program;
   dev_t self_dev = 0;         // the runtime binary, refused as a payload (CVE-2019-5736)
   ino_t self_ino = 0;
 

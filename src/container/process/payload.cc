@@ -1,9 +1,20 @@
-// Identity, capabilities, executable lookup and execve (see payload.h).
+// Identity, capabilities, linux.seccomp loading (and its listener hand-off), the executable
+// lookup and execve (see payload.h). The order of the last steps is the point of this file:
+//
+//   read /etc/passwd, chdir as root
+//   [seccomp, without noNewPrivileges: loading needs CAP_SYS_ADMIN, so before the drop]
+//   bounding set, setgroups, setresgid, setresuid, capabilities, no_new_privs
+//   chdir as the user, umask, executable lookup
+//   init:   [seccomp, with noNewPrivileges and a notify listener: create must pass it on]
+//           kReady, wait for `start` on exec.fifo, startContainer hooks
+//           [seccomp, with noNewPrivileges, no listener: right before execve]
+//   tenant: [seccomp, with noNewPrivileges]
+//   close_range, execve
 #include "container/process/payload.h"
 
 #include <fcntl.h>
 #include <grp.h>
-#include <linux/close_range.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -13,6 +24,7 @@
 
 #include "berth/state.h"
 #include "container/hooks.h"
+#include "container/process/init.h"
 #include "container/process/sync.h"
 #include "container/record.h"
 #include "linux/lookpath.h"
@@ -34,23 +46,23 @@ std::string read_container_file(const char* path) {
 }
 
 // HOME from the container's passwd (runc sets it when absent; "/" for unknown users). The
-// supplementary groups are exactly process.user.additionalGids: runc always names the
-// group ("uid:gid"), so it never adds memberships from the image's /etc/group.
-std::vector<gid_t> identity_from_files(const spec::Process& p, std::vector<std::string>& env) {
-  if (std::none_of(env.begin(), env.end(), [](const std::string& e) { return str::starts_with(e, "HOME="); })) {
-    std::string home = "/";
-    for (const auto& e : linux::parse_passwd(read_container_file("/etc/passwd")))
-      if (e.uid == p.user.uid) {
-        home = e.home;
-        break;
-      }
-    env.push_back("HOME=" + home);
-  }
-  return std::vector<gid_t>(p.user.additional_gids.begin(), p.user.additional_gids.end());
+// supplementary groups are additionalGids alone: runc passes the user as "uid:gid", the
+// explicit form, for which /etc/group adds nothing.
+void home_from_passwd(const spec::Process& p, std::vector<std::string>& env) {
+  if (std::any_of(env.begin(), env.end(), [](const std::string& e) { return str::starts_with(e, "HOME="); }))
+    return;
+  std::string home = "/";
+  for (const auto& e : linux::parse_passwd(read_container_file("/etc/passwd")))
+    if (e.uid == p.user.uid) {
+      home = e.home;
+      break;
+    }
+  env.push_back("HOME=" + home);
 }
 
-Status switch_user(InitConfig& cfg, const std::vector<gid_t>& groups) {
+Status switch_user(InitConfig& cfg) {
   const spec::Process& p = cfg.process;
+  std::vector<gid_t> groups(p.user.additional_gids.begin(), p.user.additional_gids.end());
   if (cfg.has_caps) BERTH_TRY(linux::caps_before_setuid(cfg.caps));
   // setgroups is denied in a user namespace whose creator could not map groups (rootless).
   if (::setgroups(groups.size(), groups.data()) < 0 && !(errno == EPERM && groups.empty()))
@@ -60,6 +72,16 @@ Status switch_user(InitConfig& cfg, const std::vector<gid_t>& groups) {
   if (cfg.has_caps) BERTH_TRY(linux::caps_after_setuid(cfg.caps));
   if (p.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return Error::sys(errno, "set no_new_privs");
   return ok();
+}
+
+// Loads the filter; a notify listener goes to the parent, which hands it to
+// linux.seccomp.listenerPath and answers. Syscalls from here on pass the filter.
+Status load_seccomp(InitConfig& cfg) {
+  BERTH_ASSIGN(UniqueFd listener, seccomp::load(cfg.seccomp_program, *cfg.seccomp));
+  if (!listener) return ok();
+  BERTH_TRY(send(cfg.sync_fd, Msg::kSeccompFd, 0, "", listener.get()));
+  listener.reset();
+  return wait_for(cfg.sync_fd, Msg::kGo);
 }
 
 // The payload must never be the runtime binary itself (`/proc/self/exe`, a bind of the
@@ -87,11 +109,12 @@ Result<Exec> prepare(InitConfig& cfg) {
   Exec ex;
   ex.env = p.env;
   ex.argv = p.args;
-  std::vector<gid_t> groups = identity_from_files(p, ex.env);
+  home_from_passwd(p, ex.env);
   // cwd first as root (it may be unreachable for the user only through a parent dir), and
   // again as the user if that failed.
   bool cwd_done = ::chdir(p.cwd.empty() ? "/" : p.cwd.c_str()) == 0;
-  BERTH_TRY(switch_user(cfg, groups));
+  if (cfg.seccomp && !p.no_new_privileges) BERTH_TRY(load_seccomp(cfg).context("load seccomp filter"));
+  BERTH_TRY(switch_user(cfg));
   if (!cwd_done && ::chdir(p.cwd.c_str()) < 0) return Error::sys(errno, "chdir to cwd (" + str::go_quote(p.cwd) + ") set in config.json");
   ::umask(p.user.umask.value_or(022));
   BERTH_ASSIGN(ex.path, linux::look_path(p.args[0], linux::env_value(ex.env, "PATH")));
@@ -111,24 +134,61 @@ void die(const std::string& what) {
   ::_exit(127);
 }
 
-}  // namespace
+// Go's wording for a failed execve, as runc reports it: "exec /x: no such file or directory".
+Error exec_error(const std::string& path, int err) {
+  return Error::generic("exec " + path + ": " + str::to_lower(strerrordesc_np(err)));
+}
 
-int run_payload(InitConfig& cfg) {
-  auto ex = prepare(cfg);
-  if (!ex) {
-    (void)send_error(cfg.sync_fd, std::move(ex).error().context("unable to start container process"));
-    return 1;
+// Only stdio and the preserved fds (LISTEN_FDS + --preserve-fds) reach the payload; `keep`
+// (a tenant's sync socket, close-on-exec) stays until execve. No allocation: the seccomp
+// filter may already be loaded.
+void exec_payload(const InitConfig& cfg, const std::string& path, char* const* argv, char* const* envp, int keep) {
+  unsigned first = 3 + static_cast<unsigned>(cfg.preserve_fds);
+  if (keep >= 0 && static_cast<unsigned>(keep) >= first) {
+    if (static_cast<unsigned>(keep) > first) ::syscall(SYS_close_range, first, static_cast<unsigned>(keep) - 1, 0);
+    ::syscall(SYS_close_range, static_cast<unsigned>(keep) + 1, ~0U, 0);
+  } else {
+    ::syscall(SYS_close_range, first, ~0U, 0);
+  }
+  for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd) ::fcntl(fd, F_SETFD, 0);
+  ::execve(path.c_str(), argv, envp);
+}
+
+// The exec tenant's end: its parent waits on the sync socket until execve closes it.
+int finish_tenant(InitConfig& cfg, const Exec& ex, char* const* argv, char* const* envp) {
+  if (cfg.seccomp && cfg.process.no_new_privileges) {
+    auto st = load_seccomp(cfg);
+    if (!st) {
+      (void)send_error(cfg.sync_fd, std::move(st).error().context("load seccomp filter").context("unable to start container process"));
+      return 1;
+    }
+  }
+  ::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+  exec_payload(cfg, ex.path, argv, envp, cfg.sync_fd);
+  (void)send_error(cfg.sync_fd, exec_error(ex.path, errno).context("unable to start container process"));
+  return 127;
+}
+
+// The init's end: ready, wait for `start`, startContainer hooks, execve.
+int finish_init(InitConfig& cfg, const Exec& ex, char* const* argv, char* const* envp) {
+  bool late = cfg.seccomp && cfg.process.no_new_privileges;
+  // A listener must reach its agent while `create` still talks to us.
+  if (late && seccomp::uses_notify(*cfg.seccomp)) {
+    auto st = load_seccomp(cfg);
+    if (!st) {
+      (void)send_error(cfg.sync_fd, std::move(st).error().context("load seccomp filter").context("unable to start container process"));
+      return 1;
+    }
+    late = false;
   }
   if (!send(cfg.sync_fd, Msg::kReady)) return 1;
   ::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-  if (cfg.fifo_fd >= 0) {
-    // Blocks until `berth start` writes its byte; EOF would mean the writer went away.
-    char c;
-    ssize_t n;
-    do n = ::read(cfg.fifo_fd, &c, 1); while (n < 0 && errno == EINTR);
-    if (n != 1) die("waiting for start: exec.fifo closed");
-    ::close(cfg.fifo_fd);
-  }
+  // Blocks until `berth start` writes its byte; EOF would mean the writer went away.
+  char c;
+  ssize_t n;
+  do n = ::read(cfg.fifo_fd, &c, 1); while (n < 0 && errno == EINTR);
+  if (n != 1) die("waiting for start: exec.fifo closed");
+  ::close(cfg.fifo_fd);
   ::close(cfg.sync_fd);
   if (!cfg.start_container_hooks.empty()) {
     OciState s = cfg.state;
@@ -137,14 +197,29 @@ int run_payload(InitConfig& cfg) {
     auto st = run_hooks("startContainer", cfg.start_container_hooks, oci_state_json(s, false));
     if (!st) die(st.error().message());
   }
-  // Only stdio and the preserved fds (LISTEN_FDS + --preserve-fds) reach the payload.
-  ::syscall(SYS_close_range, 3 + cfg.preserve_fds, ~0U, 0);
-  for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd) ::fcntl(fd, F_SETFD, 0);
+  if (late) {
+    // Nobody is left to tell but the payload's stderr: `create` is gone.
+    auto st = seccomp::load(cfg.seccomp_program, *cfg.seccomp);
+    if (!st) die("load seccomp filter: " + st.error().message());
+  }
+  exec_payload(cfg, ex.path, argv, envp, -1);
+  die(exec_error(ex.path, errno).message());
+  return 127;
+}
+
+}  // namespace
+
+int run_payload(InitConfig& cfg) {
+  auto ex = prepare(cfg);
+  if (!ex) {
+    (void)send_error(cfg.sync_fd, std::move(ex).error().context("unable to start container process"));
+    return 1;
+  }
+  // Built now: nothing after the filter should need to allocate.
   auto argv = c_strings(ex->argv);
   auto envp = c_strings(ex->env);
-  ::execve(ex->path.c_str(), argv.data(), envp.data());
-  die("exec " + ex->path + ": " + Error::sys(errno, "").message().substr(2));
-  return 127;
+  if (cfg.exec_tenant) return finish_tenant(cfg, *ex, argv.data(), envp.data());
+  return finish_init(cfg, *ex, argv.data(), envp.data());
 }
 
 }  // namespace berth::container::process

@@ -1,14 +1,16 @@
 // The last steps of an init or exec tenant: identity (user, groups, HOME), capabilities,
-// noNewPrivileges, umask, cwd, the executable lookup with runc's error texts, waiting for
-// `start` on exec.fifo, startContainer hooks, and execve with only stdio (+ preserved fds).
+// noNewPrivileges, linux.seccomp (loaded as late as no_new_privs allows), umask, cwd, the
+// executable lookup with runc's error texts, waiting for `start` on exec.fifo (init),
+// startContainer hooks, and execve with only stdio (+ preserved fds).
 #pragma once
 
 #include "container/process/init_config.h"
 
 namespace berth::container::process {
 
-// Everything that can still fail with an error `create` must report (sent over the sync
-// socket); then kReady, the wait for `start`, and execve. Returns only on failure.
+// Everything that can still fail with an error the parent must report (sent over the sync
+// socket); then, for the init, kReady and the wait for `start`; for a tenant, execve right
+// away (its parent sees the sync socket close). Returns only on failure.
 int run_payload(InitConfig& cfg);
 
 }  // namespace berth::container::process

@@ -43,6 +43,16 @@ Result<OwnedPid> spawn(uint64_t flags, int cgroup_fd, const std::function<int()>
   return r;
 }
 
-Result<OwnedPid> fork_child(const std::function<int()>& child) { return do_clone(0, -1, child); }
+Result<OwnedPid> fork_child(const std::function<int()>& child) {
+  auto r = do_clone(0, -1, child);
+  if (r || r.error().err() != ENOSYS) return r;
+  // A seccomp filter already loaded (startContainer hooks run after it) may answer clone3
+  // with ENOSYS, as Docker's profile does: fall back to fork.
+  pid_t pid = ::fork();
+  if (pid < 0) return Error::sys(errno, "fork");
+  if (pid == 0) ::_exit(child());
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  return OwnedPid(pid, std::move(pidfd));
+}
 
 }  // namespace berth::container::process

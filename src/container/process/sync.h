@@ -19,6 +19,8 @@ enum class Msg : uint32_t {
   kReady,         // init → parent: set up, waiting for `start`
   kError,         // init → parent: err/kind/text
   kMapIds,        // init → parent: write my uid/gid maps (after a late user-ns unshare)
+  kSeccompFd,     // init/tenant → parent: fd = seccomp notify listener; parent answers kGo
+                  // once it reached linux.seccomp.listenerPath
 };
 
 struct Message {

@@ -48,12 +48,6 @@ Status Applier::prepare() {
   }
   BERTH_TRY(sys_.mount(plan_.rootfs, plan_.rootfs, "", MS_BIND | MS_REC, "").context("bind rootfs"));
   BERTH_ASSIGN(root_, sys_.openat(AT_FDCWD, plan_.rootfs, O_PATH | O_DIRECTORY, 0).context("open rootfs"));
-  // /dev/null for masking: a detached clone of the host's, checked to be the null device,
-  // cloned again for every mask (after pivot the host's mount is out of reach).
-  BERTH_ASSIGN(dev_null_, sys_.open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE));
-  struct stat st;
-  if (::fstat(dev_null_.get(), &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
-    return Error::generic("/dev/null on the host is not the null device (1:3)");
   for (const auto& e : plan_.exec_after_pivot) {
     BERTH_ASSIGN(UniqueFd fd, sys_.openat(AT_FDCWD, e.host_binary, O_PATH, 0));
     programs_.push_back(std::move(fd));

@@ -38,6 +38,7 @@ class Applier {
   Status attach_clone(int src_dirfd, const std::string& src_path, int dest_fd, uint64_t attr_set,
                       bool recursive);
   Status mask(const std::string& path);
+  Status open_dev_null();
   Status make_readonly(const std::string& path);
   Status write_file(int base_fd, const FileStep& f);
   Status mount_overlay(const OverlayStep& o);
@@ -46,7 +47,7 @@ class Applier {
   Sys& sys_;
   const RootfsPlan& plan_;
   UniqueFd root_;      // the rootfs (before pivot) or "/" (after)
-  UniqueFd dev_null_;  // the host's /dev/null, verified 1:3, for masking (CVE-2025-31133)
+  UniqueFd dev_null_;  // the container's /dev/null, verified 1:3, for masking (CVE-2025-31133)
   std::vector<UniqueFd> programs_;  // exec_after_pivot binaries, opened on the host
 };
 

@@ -3,7 +3,9 @@
 // read-only tmpfs), then root.readonly (the root mount, not its submounts, as runc).
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "linux/paths.h"
 #include "linux/rootfs/apply.h"
@@ -11,6 +13,7 @@
 namespace berth::linux::rootfs {
 
 Status Applier::after_pivot() {
+  if (!plan_.masked_paths.empty()) BERTH_TRY(open_dev_null());
   for (const auto& p : plan_.readonly_paths) BERTH_TRY(make_readonly(p).context("readonly path " + p));
   for (const auto& p : plan_.masked_paths) BERTH_TRY(mask(p).context("masked path " + p));
   for (size_t i = 0; i < plan_.exec_after_pivot.size(); ++i) BERTH_TRY(run_after_pivot(i));
@@ -19,6 +22,19 @@ Status Applier::after_pivot() {
     attr.attr_set = MOUNT_ATTR_RDONLY;
     BERTH_TRY(sys_.mount_setattr(root_.get(), "", AT_EMPTY_PATH, attr).context("make root read-only"));
   }
+  return ok();
+}
+
+// The /dev/null bound over masked files: the container's own, reached without following any
+// symlink and checked to be the null device on the very fd that is cloned
+// (CVE-2025-31133: a /dev/null swapped for a symlink must not redirect the mask).
+Status Applier::open_dev_null() {
+  BERTH_ASSIGN(dev_null_, sys_.openat2(root_.get(), "dev/null", O_PATH, 0,
+                                       RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+                              .context("open /dev/null for masking"));
+  struct stat st;
+  if (::fstat(dev_null_.get(), &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+    return Error::generic("/dev/null in the container is not the null device (1:3)");
   return ok();
 }
 

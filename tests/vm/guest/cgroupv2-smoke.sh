@@ -1,5 +1,5 @@
 #!/bin/sh
-# cgroupv2-runc-smoke: a container runtime ($RUNTIME, default runc) on a pure cgroup v2 host:
+# cgroupv2-smoke: a container runtime ($RUNTIME, default runc) on a pure cgroup v2 host:
 # memory/pids limits land in the container's cgroup and are enforced, the cgroup namespace
 # makes the container see itself at "0::/", create/start/state/kill/delete manage the cgroup.
 # vm-options: --mem 384

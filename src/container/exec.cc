@@ -1,0 +1,313 @@
+// `exec` (see exec.h), the parent's side: the container's status with runc's texts, the
+// process (exec_process.cc) and the tenant's configuration (process.capabilities, rlimits,
+// noNewPrivileges, linux.seccomp through the filter cache, linux.personality,
+// linux.memoryPolicy), the clone into the container's pid namespace and cgroup with
+// process.execCPUAffinity around the join, the tenant's console and seccomp messages, then
+// --detach (--pid-file, --pidfd-socket) or foreground supervision as `run` does it.
+#include "container/exec.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include "berth/container.h"
+#include "cgroups/manager.h"
+#include "container/exec_process.h"
+#include "container/process/spawn.h"
+#include "container/process/sync.h"
+#include "container/process/tenant.h"
+#include "container/record.h"
+#include "container/run.h"
+#include "container/state_store.h"
+#include "container/status.h"
+#include "linux/console.h"
+#include "linux/paths.h"
+#include "linux/process_attrs.h"
+#include "linux/proc.h"
+#include "util/fds.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/scope_exit.h"
+#include "util/strings.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+namespace berth {
+namespace {
+
+using container::process::Message;
+using container::process::Msg;
+using container::process::TenantConfig;
+
+struct Target {
+  container::ContainerDir dir;
+  ContainerRecord record;
+  ContainerStatus status;
+  spec::Spec config;
+};
+
+// Checked before anything is opened: a preserved fd that is not the caller's would hand
+// one of berth's own (a host directory, the log) to the container.
+Status check_preserved_fds(int n) {
+  for (int fd = 3; fd < 3 + n; ++fd) {
+    if (::fcntl(fd, F_GETFD) < 0 || fd == log::fd())
+      return Error::invalid_argument("--preserve-fds " + std::to_string(n) + ": fd " + std::to_string(fd) +
+                                     " is not an open file of the caller");
+  }
+  return ok();
+}
+
+Result<Target> load_target(const ExecOptions& o) {
+  BERTH_ASSIGN(auto store, container::StateStore::open_existing(o.root));
+  BERTH_ASSIGN(auto dir, store.open_container(o.id));
+  BERTH_ASSIGN(auto record, dir.read_record());
+  ContainerStatus status = container::derive_status(dir, record);
+  if (status == ContainerStatus::kStopped) return Error::generic("cannot exec in a stopped container");
+  if (status == ContainerStatus::kCreating) return Error(0, ErrorKind::kNotRunning, "container not running");
+  if (status == ContainerStatus::kPaused && !o.ignore_paused)
+    return Error::generic("cannot exec in a paused container (use --ignore-paused to override)");
+  BERTH_ASSIGN(auto config, dir.read_config());
+  return Target{std::move(dir), std::move(record), status, std::move(config)};
+}
+
+Result<std::string> read_process_file(const std::string& path) {
+  if (path.empty()) return std::string();
+  if (path == "-") return file::read_fd(STDIN_FILENO, 4u << 20).context("read process from stdin");
+  return file::read(path, 4u << 20);
+}
+
+// runc's checkTerminal, for exec.
+Status check_terminal(const ExecOptions& o, bool terminal) {
+  if (o.detach && terminal && o.console_socket.empty())
+    return Error::invalid_argument("cannot allocate tty if berth will detach without setting console socket");
+  if ((!o.detach || !terminal) && !o.console_socket.empty())
+    return Error::invalid_argument("cannot use console socket if berth will not detach or allocate tty");
+  return ok();
+}
+
+bool same_namespace(pid_t pid, const std::string& name) {
+  struct stat theirs, ours;
+  std::string path = "/proc/" + std::to_string(pid) + "/ns/" + name;
+  return ::stat(path.c_str(), &theirs) == 0 && ::stat(("/proc/self/ns/" + name).c_str(), &ours) == 0 &&
+         theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev;
+}
+
+void tenant_namespaces(const spec::Linux& l, pid_t pid, TenantConfig& t, bool* join_pid) {
+  for (const auto& ns : l.namespaces) {
+    // Joining one's own user namespace is an error (EINVAL); the others would be no-ops.
+    if (same_namespace(pid, linux::ns_proc_name(ns.type))) continue;
+    if (ns.type == "pid") *join_pid = true;
+    else t.join_types.push_back(ns.type);
+  }
+}
+
+Result<std::unique_ptr<TenantConfig>> build_tenant(const ExecOptions& o, const Target& target,
+                                                   container::ExecProcess& ep, bool* join_pid) {
+  auto t = std::make_unique<TenantConfig>();
+  auto& c = t->payload;
+  c.exec_tenant = true;
+  c.process = std::move(ep.process);
+  c.container_id = o.id;
+  c.new_keyring = true;  // runc's exec joins a fresh "_ses.<id>" session keyring too
+  c.preserve_fds = o.preserve_fds;
+  if (c.process.capabilities) {
+    BERTH_ASSIGN(c.caps, linux::caps_from_spec(*c.process.capabilities, "process.capabilities"));
+    c.has_caps = true;
+  }
+  struct stat self;
+  if (::stat("/proc/self/exe", &self) == 0) c.self_dev = self.st_dev, c.self_ino = self.st_ino;
+  c.state = container::to_oci_state(target.record, target.status);
+  t->init_pid = target.record.pid;
+  t->user_name = ep.user_name;
+  if (!target.config.linux) return t;
+  const spec::Linux& l = *target.config.linux;
+  c.personality = l.personality;
+  c.memory_policy = l.memory_policy;
+  if (l.seccomp) {
+    // The container's filter, from the cache its create filled.
+    c.seccomp = *l.seccomp;
+    BERTH_ASSIGN(c.seccomp_program, seccomp::compile_cached(*l.seccomp, container::process::seccomp_cache_dir(o.root)));
+  }
+  tenant_namespaces(l, target.record.pid, *t, join_pid);
+  return t;
+}
+
+Result<std::optional<cgroups::Manager>> exec_cgroups(const ExecOptions& o, const ContainerRecord& r) {
+  BERTH_ASSIGN(auto subs, container::parse_sub_cgroups(o.cgroups));
+  if (r.cgroup_paths.empty()) return std::optional<cgroups::Manager>();
+  BERTH_ASSIGN(auto paths, container::apply_sub_cgroups(r.cgroup_paths, subs));
+  BERTH_ASSIGN(auto m, cgroups::Manager::load(paths));
+  return std::optional<cgroups::Manager>(std::move(m));
+}
+
+// A pidfd pins the init: a pid reused after the status check cannot be joined.
+Result<UniqueFd> open_init(const ContainerRecord& r) {
+  UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, r.pid, 0)));
+  if (!fd || !linux::process_alive(r.pid, r.pid_start_time)) return Error::generic("cannot exec in a stopped container");
+  return fd;
+}
+
+// pid namespaces apply to children only: we join the container's for our next child, so
+// the tenant is born inside it and execs there without a second fork.
+Status join_pid_namespace(int init_pidfd, pid_t init_pid) {
+  if (::setns(init_pidfd, CLONE_NEWPID) == 0) return ok();
+  if (errno != EINVAL) return Error::sys(errno, "join the container's pid namespace");
+  // Kernels before 5.8 take no pidfd here.
+  std::string path = "/proc/" + std::to_string(init_pid) + "/ns/pid";
+  UniqueFd ns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!ns || ::setns(ns.get(), CLONE_NEWPID) < 0) return Error::sys(errno, "join the container's pid namespace");
+  return ok();
+}
+
+Status set_affinity(pid_t pid, const std::string& list, const char* which) {
+  cpu_set_t set;
+  if (!linux::parse_cpu_list(list, &set)) return Error::invalid_spec(std::string("process.execCPUAffinity.") + which + ": invalid cpu list");
+  if (::sched_setaffinity(pid, sizeof set, &set) < 0)
+    return Error::sys(errno, std::string("set ") + which + " CPU affinity (process.execCPUAffinity)");
+  return ok();
+}
+
+struct Running {
+  OwnedPid tenant;
+  UniqueFd sync;     // our end
+  UniqueFd console;  // pty master, foreground --tty
+};
+
+// clone3 into the cgroup (v2) with execCPUAffinity.initial inherited from us for the time
+// before the cgroup join; the tenant closes everything of ours but what it needs.
+Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, int cgroup_fd, bool* in_cgroup) {
+  const auto& aff = t.payload.process.exec_cpu_affinity;
+  cpu_set_t saved;
+  bool restore = aff && !aff->initial.empty() && ::sched_getaffinity(0, sizeof saved, &saved) == 0;
+  if (aff && !aff->initial.empty()) BERTH_TRY(set_affinity(0, aff->initial, "initial"));
+  t.payload.sync_fd = child_sync;
+  auto child = container::process::spawn(0, cgroup_fd, [&] {
+    std::vector<int> keep = {child_sync, t.init_pidfd};
+    for (int fd = 3; fd < 3 + t.payload.preserve_fds; ++fd) keep.push_back(fd);
+    close_fds_except(keep);
+    return container::process::tenant_main(t);
+  }, in_cgroup);
+  if (restore) ::sched_setaffinity(0, sizeof saved, &saved);
+  return child;
+}
+
+Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& cg, bool join_pid) {
+  // Inherited by the tenant: non-dumpable from its first instruction in the container's
+  // pid namespace, where its /proc entry is visible (CVE-2019-5736).
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (join_pid) BERTH_TRY(join_pid_namespace(t.init_pidfd, t.init_pid));
+  BERTH_ASSIGN(auto socks, container::process::sync_pair());
+  bool in_cgroup = false;
+  int cgroup_fd = cg ? cg->v2_dir_fd() : -1;
+  Running r;
+  BERTH_ASSIGN(r.tenant, clone_tenant(t, socks.second.get(), cgroup_fd, &in_cgroup));
+  r.sync = std::move(socks.first);
+  socks.second.reset();
+  if (cg && !in_cgroup) BERTH_TRY(cg->add_process(r.tenant.pid()));
+  log::debug("exec: process " + std::to_string(r.tenant.pid()) +
+             (in_cgroup ? " born in its cgroup (CLONE_INTO_CGROUP)" : " moved into its cgroups"));
+  const auto& aff = t.payload.process.exec_cpu_affinity;
+  if (aff && !aff->final.empty()) BERTH_TRY(set_affinity(r.tenant.pid(), aff->final, "final"));
+  BERTH_TRY(container::process::send(r.sync.get(), Msg::kGo));
+  return r;
+}
+
+// Until execve closes the tenant's end (close-on-exec): its pty, its seccomp listener, or
+// the error that stopped it.
+Status converse(Running& r, const ExecOptions& o, const TenantConfig& t) {
+  int sock = r.sync.get();
+  while (true) {
+    char b;
+    ssize_t n;
+    do n = ::recv(sock, &b, 1, MSG_PEEK); while (n < 0 && errno == EINTR);
+    if (n == 0) return ok();
+    if (n < 0) return Error::sys(errno, "sync: receive");
+    BERTH_ASSIGN(Message m, container::process::receive(sock));
+    switch (m.type) {
+      case Msg::kConsole:
+        if (!o.console_socket.empty())
+          BERTH_TRY(linux::send_fd_to_socket(o.console_socket, m.fd.get(), m.text).context("console socket"));
+        else
+          r.console = std::move(m.fd);
+        break;
+      case Msg::kSeccompFd: {
+        OciState s = t.payload.state;
+        BERTH_TRY(seccomp::send_to_listener(m.fd.get(), *t.payload.seccomp, oci_state_json(s, false), r.tenant.pid()));
+        BERTH_TRY(container::process::send(sock, Msg::kGo));
+        break;
+      }
+      case Msg::kError:
+        return container::process::to_error(m);
+      default:
+        return Error::generic("sync: unexpected message from the exec process");
+    }
+  }
+}
+
+Status write_pid_file(const std::string& path, pid_t pid) {
+  std::string abs = path;
+  if (abs.empty() || abs[0] != '/') {
+    char cwd[4096];
+    if (!::getcwd(cwd, sizeof cwd)) return Error::sys(errno, "getcwd");
+    abs = linux::clean_path(std::string(cwd) + "/" + path);
+  }
+  std::string dir = abs.substr(0, abs.rfind('/'));
+  UniqueFd dfd(::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dfd) return Error::sys(errno, "open pid file directory " + dir);
+  return file::write_atomic(dfd.get(), abs.substr(abs.rfind('/') + 1), std::to_string(pid), 0644).context("write pid file");
+}
+
+Status publish(const ExecOptions& o, Running& r) {
+  if (!o.pid_file.empty()) BERTH_TRY(write_pid_file(o.pid_file, r.tenant.pid()));
+  if (!o.pidfd_socket.empty())
+    BERTH_TRY(linux::send_fd_to_socket(o.pidfd_socket, r.tenant.pidfd(), "").context("pidfd socket"));
+  return ok();
+}
+
+int foreground(Running& r, const sigset_t& forwarded) {
+  UniqueFd pidfd(::dup(r.tenant.pidfd()));
+  Created c;
+  c.pid = r.tenant.release();  // supervision reaps it
+  c.pidfd = pidfd.get();
+  c.console_master = r.console.get();
+  return supervise_foreground(c, forwarded);
+}
+
+}  // namespace
+
+Result<int> exec_container(const ExecOptions& o) {
+  BERTH_TRY(check_preserved_fds(o.preserve_fds));
+  BERTH_ASSIGN(Target target, load_target(o));
+  BERTH_ASSIGN(std::string json, read_process_file(o.process_file));
+  BERTH_ASSIGN(container::ExecProcess ep, container::exec_process(o, target.config, json));
+  BERTH_TRY(check_terminal(o, ep.process.terminal));
+  bool join_pid = false;
+  BERTH_ASSIGN(auto tenant, build_tenant(o, target, ep, &join_pid));
+  BERTH_ASSIGN(auto cg, exec_cgroups(o, target.record));
+  BERTH_ASSIGN(UniqueFd init_pidfd, open_init(target.record));
+  tenant->init_pidfd = init_pidfd.get();
+  sigset_t old, forwarded;
+  if (!o.detach) forwarded = block_forwarded_signals(&old);
+  ScopeExit unblock([&] {
+    if (!o.detach) ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  });
+  BERTH_ASSIGN(Running r, start_tenant(*tenant, cg, join_pid));
+  BERTH_TRY(converse(r, o, *tenant));
+  BERTH_TRY(publish(o, r));
+  if (o.detach) {
+    r.tenant.release();
+    return 0;
+  }
+  return foreground(r, forwarded);
+}
+
+}  // namespace berth

@@ -1,0 +1,90 @@
+// The exec tenant (see tenant.h): wait for the parent (cgroup joined), join the init's
+// namespaces, new session, `--user NAME` from the container's /etc/passwd, process
+// attributes (process.rlimits, oomScoreAdj, scheduler, ioPriority, the session keyring,
+// linux.personality, linux.memoryPolicy), the pty, then the payload (payload.cc).
+#include "container/process/tenant.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "container/process/init.h"
+#include "container/process/payload.h"
+#include "container/process/sync.h"
+#include "linux/namespaces.h"
+#include "linux/sys.h"
+#include "linux/users.h"
+#include "util/file.h"
+
+namespace berth::container::process {
+namespace {
+
+// One setns(pidfd, all flags) where the kernel allows it (5.8+): the kernel joins the user
+// namespace first and checks every other against it, atomically. Older kernels refuse a
+// pidfd (EINVAL): join /proc/<pid>/ns/* one by one, user first and mount last.
+Status join_namespaces(const TenantConfig& t) {
+  int flags = 0;
+  for (const auto& type : t.join_types) flags |= linux::ns_flag(type);
+  if (!flags) return ok();
+  if (::setns(t.init_pidfd, flags) == 0) return ok();
+  if (errno != EINVAL) return Error::sys(errno, "setns");
+  std::vector<spec::Namespace> entries;
+  for (const auto& type : t.join_types)
+    entries.push_back({type, "/proc/" + std::to_string(t.init_pid) + "/ns/" + linux::ns_proc_name(type)});
+  BERTH_ASSIGN(linux::NamespacePlan plan, linux::plan_namespaces(entries));
+  for (const auto& j : plan.joins)
+    BERTH_TRY(linux::real_sys().setns(j.fd.get(), j.flag).context("join " + j.type + " namespace"));
+  return ok();
+}
+
+// `--user NAME[:GID]`: the uid and primary gid from the container's passwd; without a
+// group, the user's groups from its group file too (the implicit form of runc's user
+// lookup, which is what Docker sends as additionalGids).
+Status resolve_user(TenantConfig& t) {
+  if (t.user_name.empty()) return ok();
+  auto passwd = file::read("/etc/passwd", 4u << 20);
+  BERTH_ASSIGN(auto ids, linux::parse_user_spec(t.user_name, passwd ? *passwd : std::string()));
+  spec::User& u = t.payload.process.user;
+  u.uid = ids.first;
+  u.gid = ids.second;
+  if (t.user_name.find(':') != std::string::npos) return ok();
+  auto group = file::read("/etc/group", 4u << 20);
+  std::string name = t.user_name;
+  for (gid_t g : linux::groups_of(group ? *group : std::string(), name)) u.additional_gids.push_back(g);
+  return ok();
+}
+
+Status enter(TenantConfig& t) {
+  InitConfig& cfg = t.payload;
+  reset_signals();
+  // Born non-dumpable (the parent is): nothing in the container may ptrace us or open our
+  // /proc files while berth's memory is mapped here (CVE-2019-5736).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
+  BERTH_TRY(join_namespaces(t).context("join namespaces of the container"));
+  if (::setsid() < 0) return Error::sys(errno, "setsid");
+  BERTH_TRY(resolve_user(t));
+  BERTH_TRY(apply_process_attributes(cfg));
+  if (cfg.process.terminal) {
+    // Joining the mount namespace made its root our root and cwd.
+    UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root) return Error::sys(errno, "open the container's root");
+    BERTH_TRY(open_console(cfg, root.get(), nullptr).context("set up console"));
+  }
+  return ok();
+}
+
+}  // namespace
+
+int tenant_main(TenantConfig& t) {
+  auto st = enter(t);
+  if (!st) {
+    (void)send_error(t.payload.sync_fd, std::move(st).error().context("unable to start container process"));
+    return 1;
+  }
+  return run_payload(t.payload);
+}
+
+}  // namespace berth::container::process
