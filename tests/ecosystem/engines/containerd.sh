@@ -281,7 +281,7 @@ leftovers_snapshot() {
   {
     echo "## mounts"; mounts_under "$ECO_WORK"
     echo "## cgroups"; cg_dirs_under "${CGP#/}" | sort
-    echo "## runtime state"; ls -A "$RTROOT/$NS" 2>/dev/null || true
+    echo "## runtime state"; rt_dirs "$RTROOT/$NS" 2>/dev/null || true
     echo "## bundles"; ls -A "$ECO_CTD_DIR/state/io.containerd.runtime.v2.task/$NS" 2>/dev/null || true
     echo "## shims"; pids_mentioning "-address $ECO_CTD_SOCK" | wc -l
     echo "## shim sockets"; ls -A /run/containerd/s 2>/dev/null || true
@@ -294,7 +294,7 @@ sc_loop20() {
   for i in $(seq 20); do wait_running "l$i"; done
   check_eq "$(ct task ls -q | wc -l)" 20 "running tasks"
   # what the final comparison looks for is there while they run
-  check_eq "$(ls -A "$RTROOT/$NS" | wc -l)" 20 "runtime state dirs while running"
+  check_eq "$(rt_dirs "$RTROOT/$NS" | wc -l)" 20 "runtime state dirs while running"
   check_ge "$(cg_dirs_under "${CGP#/}" | grep -c '/l[0-9]*$')" 20 "container cgroups while running"
   check_ge "$(mounts_under "$ECO_CTD_DIR/state" | grep -c '/rootfs$')" 20 "rootfs mounts while running"
   for i in $(seq 20); do

@@ -63,6 +63,8 @@ sc_run_output() {
   check_eq "$out" to-stdout "stdout"
   check_match "$(cat "$TMPD/err")" to-stderr "stderr"
   drun --name keep "$IMG" sh -c 'exit 9' || true
+  [[ "$(inspect keep '{{.State.ExitCode}}')" != 137 ]] ||
+    echo "container keep was SIGKILLed (137), not by the test: stopped before it ran?"
   check_eq "$(inspect keep '{{.State.ExitCode}}')" 9 "ExitCode of a kept container"
 }
 
@@ -289,7 +291,7 @@ sc_create_fails() {
   check_no_match "$out" 'unable to retrieve OCI runtime error' "the runtime's log.json was read"
   run_rc out drun --name cf "$IMG" /nonexistent
   check_eq "$(inspect cf '{{.State.Status}}')" created "state of the container whose create failed"
-  check_empty "$(ls -A "$(rtroot)" 2>/dev/null)" "runtime state dirs after the failed creates"
+  check_empty "$(rt_dirs "$(rtroot)" 2>/dev/null)" "runtime state dirs after the failed creates"
   check_empty "$(cg_dirs_under "$(cg_parent)" | grep -v "/$(cg_parent)\$" || true)" "cgroups after the failed creates"
 }
 
@@ -297,7 +299,7 @@ leftovers_snapshot() {
   {
     echo "## mounts"; mounts_under "$ECO_WORK"
     echo "## cgroups"; cg_dirs_under "$(cg_parent)" | sort
-    echo "## runtime state"; ls -A "$(rtroot)" 2>/dev/null || true
+    echo "## runtime state"; rt_dirs "$(rtroot)" 2>/dev/null || true
     echo "## bundles"; ls -A "$ECO_CTD_DIR/state/io.containerd.runtime.v2.task/moby" 2>/dev/null || true
     echo "## shims"; pids_mentioning "-address $ECO_CTD_SOCK" | wc -l
     echo "## shim sockets"; ls -A /run/containerd/s 2>/dev/null || true
@@ -309,7 +311,7 @@ sc_loop20() {
   for i in $(seq 20); do drun -d --name "l$i" "$IMG" sleep 300 >/dev/null; done
   for i in $(seq 20); do wait_running "l$i"; done
   check_eq "$(dk ps -q | wc -l)" 20 "running containers"
-  check_eq "$(ls -A "$(rtroot)" | wc -l)" 20 "runtime state dirs while running"
+  check_eq "$(rt_dirs "$(rtroot)" | wc -l)" 20 "runtime state dirs while running"
   check_ge "$(cg_dirs_under "$(cg_parent)" | grep -cE '/[0-9a-f]{64}$')" 20 "container cgroups while running"
   check_ge "$(mounts_under "$ECO_WORK" | grep -c '/merged$')" 20 "overlay mounts while running"
   for i in $(seq 20); do dk rm -f "l$i" >/dev/null; done

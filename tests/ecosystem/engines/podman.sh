@@ -81,6 +81,8 @@ podman_setup() {
   eco_note_host_path /run/containers
   eco_note_host_path /run/libpod
   eco_note_host_path "$RTSTATE"
+  # berth caches compiled seccomp filters in its root: ours to remove if the root was not there
+  [[ -e "$RTSTATE" ]] || eco_note_host_path "$RTSTATE/.seccomp-cache/"
 }
 
 # ---------------------------------------------------------------------------------------
@@ -92,6 +94,8 @@ sc_run_output() {
   check_eq "$out" to-stdout "stdout"
   check_match "$(cat "$TMPD/err")" to-stderr "stderr"
   prun --name keep "$IMG" sh -c 'exit 9' || true
+  [[ "$(inspect keep '{{.State.ExitCode}}')" != 137 ]] ||
+    echo "container keep was SIGKILLed (137), not by the test: stopped before it ran?"
   check_eq "$(inspect keep '{{.State.ExitCode}}')" 9 "ExitCode of a kept container"
 }
 

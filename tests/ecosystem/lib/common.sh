@@ -67,6 +67,9 @@ wait_until() {
     sleep 0.1
   done
 }
+# rt_dirs ROOT: the container directories in a runtime's --root (not its dot-files: berth
+# keeps its seccomp filter cache there).
+rt_dirs() { ls "$1"; }
 # children_are PID NAME N: PID has exactly N children named NAME (a condition for wait_until).
 children_are() { [[ "$(pgrep -P "$1" -x "$2" | wc -l)" == "$3" ]]; }
 now_ms() { local t; t=$(date +%s%N); echo $((t / 1000000)); }
@@ -117,7 +120,8 @@ pids_mentioning() {
 
 # ---- host paths an engine creates outside its directory ----
 # eco_note_host_path PATH: remember PATH if it does not exist yet, so that cleanup removes it
-# (files: rm; directories: rmdir, deepest first, only if empty). Paths that existed stay.
+# (files: rm; directories: rmdir, deepest first, only if empty; PATH ending in "/": the whole
+# tree, for a runtime's cache). Paths that existed stay.
 eco_note_host_path() {
   [[ -e "$1" || -L "$1" ]] || echo "$1" >>"$ECO_WORK/.host-paths"
 }
@@ -125,7 +129,9 @@ eco_remove_host_paths() {
   local f=$ECO_WORK/.host-paths p
   [[ -f "$f" ]] || return 0
   awk '{ print length($0) " " $0 }' "$f" | sort -rn | cut -d' ' -f2- | uniq | while IFS= read -r p; do
-    if [[ -d "$p" && ! -L "$p" ]]; then
+    if [[ "$p" == */ ]]; then
+      [[ -d "$p" ]] && rm -rf --one-file-system "$p"
+    elif [[ -d "$p" && ! -L "$p" ]]; then
       rmdir "$p" 2>/dev/null || eco_log "cleanup: left $p (not empty: $(ls -A "$p" | head -5 | tr '\n' ' '))"
     elif [[ -e "$p" || -L "$p" ]]; then
       rm -f "$p"
