@@ -212,11 +212,15 @@ Status create_steps(Creation& c) {
   OciState state = container::to_oci_state(c.record, ContainerStatus::kCreating);
   BERTH_ASSIGN(auto built, container::build_init(c.spec, c.o, c.record.rootfs, state));
   t.mark("plan");
+  // Recorded before any directory exists: killed between the mkdirs and the next write,
+  // we would otherwise leave cgroups that no delete knows of.
+  BERTH_ASSIGN(c.record.cgroup_paths, container::planned_cgroup_paths(c.spec, c.o.id, c.o.systemd_cgroup));
+  c.record.cgroup_created = true;
+  BERTH_TRY(c.dir->write_record(c.record));
   BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true",
                                               built->device_rules));
   c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths); });
   c.record.cgroup_paths = c.cg.paths;
-  c.record.cgroup_created = true;
   BERTH_TRY(c.dir->write_record(c.record));
   t.mark("cgroups");
   if (::mkfifoat(c.dir->fd(), "exec.fifo", 0622) < 0) return Error::sys(errno, "create exec.fifo");
