@@ -31,15 +31,45 @@ Result<UniqueFd> open_dir(const std::string& path) {
   return fd;
 }
 
+Result<const Host*> host_of(const Config& cfg) {
+  if (cfg.host) return cfg.host;
+  const auto& probed = cgroups::host();
+  if (!probed) return probed.error();
+  return &*probed;
+}
+
+// Where the container goes in each hierarchy: the v1 ones berth knows, then the unified.
+struct Placement {
+  const Hierarchy* h;
+  std::vector<std::string> names;
+  bool v2;
+  std::string rel;
+};
+
+std::vector<Placement> placements(const Host& host, const std::string& path) {
+  std::vector<Placement> out;
+  for (const auto& h : host.v1)
+    if (known_v1(h)) out.push_back({&h, h.controllers, false, hierarchy_path(host, h, path, false)});
+  if (host.unified) {
+    bool v2 = host.layout == Layout::kV2;
+    out.push_back({&*host.unified, {""}, v2, hierarchy_path(host, *host.unified, path, v2)});
+  }
+  return out;
+}
+
 }  // namespace
 
+Result<std::map<std::string, std::string>> Manager::planned_paths(const Config& cfg) {
+  BERTH_ASSIGN(const Host* host, host_of(cfg));
+  BERTH_ASSIGN(std::string path, container_path(*host, cfg.cgroups_path, cfg.id, cfg.systemd));
+  std::map<std::string, std::string> out;
+  for (const auto& p : placements(*host, path))
+    for (const auto& n : p.names) out[n] = host->dir(*p.h, p.rel);
+  return out;
+}
+
 Result<Manager> Manager::create(const Config& cfg) {
-  const Host* host = cfg.host;
-  if (!host) {
-    const auto& probed = cgroups::host();
-    if (!probed) return probed.error();
-    host = &*probed;
-  }
+  BERTH_ASSIGN(const Host* host, host_of(cfg));
   BERTH_ASSIGN(std::string path, container_path(*host, cfg.cgroups_path, cfg.id, cfg.systemd));
   Manager m;
   m.layout_ = host->layout;
@@ -47,10 +77,9 @@ Result<Manager> Manager::create(const Config& cfg) {
   m.explicit_path_ = !cfg.cgroups_path.empty();
   Rollback undo;
   // mkdir one hierarchy; undo removes what it made, leaf first.
-  auto place = [&](const Hierarchy& h, std::vector<std::string> names, bool v2) -> Status {
-    std::string mount = host->prefix + h.mountpoint;
-    std::string rel = hierarchy_path(*host, h, path, host->layout == Layout::kV2);
-    auto made = v2 ? v2::make_path(mount, rel) : make_dirs(mount, rel);
+  auto place = [&](const Placement& p) -> Status {
+    std::string mount = host->prefix + p.h->mountpoint;
+    auto made = p.v2 ? v2::make_path(mount, p.rel) : make_dirs(mount, p.rel);
     if (!made) {
       // Rootless without an explicit path: a hierarchy we may not write is left out (runc).
       if (cfg.rootless && cfg.cgroups_path.empty() && permission_error(made.error().err())) return ok();
@@ -59,14 +88,12 @@ Result<Manager> Manager::create(const Config& cfg) {
     undo.push([created = *made] {
       for (auto it = created.rbegin(); it != created.rend(); ++it) ::rmdir(it->c_str());
     });
-    if (!v2 && h.has("cpuset")) BERTH_TRY(v1::cpuset_inherit(mount, rel).context("create cgroup"));
-    BERTH_ASSIGN(auto fd, open_dir(host->dir(h, rel)));
-    m.hiers_.push_back({std::move(names), host->dir(h, rel), std::move(fd)});
+    if (!p.v2 && p.h->has("cpuset")) BERTH_TRY(v1::cpuset_inherit(mount, p.rel).context("create cgroup"));
+    BERTH_ASSIGN(auto fd, open_dir(host->dir(*p.h, p.rel)));
+    m.hiers_.push_back({p.names, host->dir(*p.h, p.rel), std::move(fd)});
     return ok();
   };
-  for (const auto& h : host->v1)
-    if (known_v1(h)) BERTH_TRY(place(h, h.controllers, false));
-  if (host->unified) BERTH_TRY(place(*host->unified, {""}, host->layout == Layout::kV2));
+  for (const auto& p : placements(*host, path)) BERTH_TRY(place(p));
   static const spec::Resources kNone;
   const auto* devices = cfg.device_rules.empty() ? nullptr : &cfg.device_rules;
   BERTH_TRY(m.apply(cfg.resources ? *cfg.resources : kNone, devices, false));

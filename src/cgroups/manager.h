@@ -43,6 +43,10 @@ class Manager {
   // mkdir in every hierarchy, copy cpuset from the parents (v1), write the limits. On
   // failure every directory it made is removed again.
   static Result<Manager> create(const Config& config);
+  // The paths create() would use (controller → dir, "" = unified), touching nothing: the
+  // caller records them before the directories exist, so that a runtime killed in the
+  // middle of create() leaves cgroups that a later delete knows of.
+  static Result<std::map<std::string, std::string>> planned_paths(const Config& config);
   // From the state's paths (controller → dir, "" = unified). Opens nothing yet.
   static Result<Manager> load(const std::map<std::string, std::string>& paths);
 

@@ -9,14 +9,28 @@
 
 namespace berth::container {
 
-Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
-                                  const std::vector<spec::DeviceRule>& extra_rules) {
+namespace {
+
+cgroups::Config placement(const spec::Spec& spec, const std::string& id, bool systemd) {
   cgroups::Config cfg;
   cfg.id = id;
   cfg.systemd = systemd;
+  if (spec.linux) cfg.cgroups_path = spec.linux->cgroups_path;
+  return cfg;
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::string>> planned_cgroup_paths(const spec::Spec& spec, const std::string& id,
+                                                                bool systemd) {
+  return cgroups::Manager::planned_paths(placement(spec, id, systemd));
+}
+
+Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
+                                  const std::vector<spec::DeviceRule>& extra_rules) {
+  cgroups::Config cfg = placement(spec, id, systemd);
   cfg.rootless = rootless;
   const spec::Linux* l = spec.linux ? &*spec.linux : nullptr;
-  if (l) cfg.cgroups_path = l->cgroups_path;
   if (l && l->resources) cfg.resources = &*l->resources;
   // runc's order: the spec's rules, then the default allow-list, then device modules'.
   if (l && l->resources) {

@@ -25,6 +25,10 @@ struct CgroupSetup {
   int v2_fd = -1;                            // for CLONE_INTO_CGROUP
 };
 
+// Where setup_cgroups() will put the container, creating nothing (recorded in the state
+// first, so that a create killed halfway leaves cgroups `delete` can find).
+Result<std::map<std::string, std::string>> planned_cgroup_paths(const spec::Spec& spec, const std::string& id,
+                                                                bool systemd);
 // extra_rules: device rules added by device modules (GPU/RDMA nodes).
 Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
                                   const std::vector<spec::DeviceRule>& extra_rules);

@@ -234,11 +234,15 @@ Status create_steps(Creation& c) {
   BERTH_ASSIGN(c.moves, network_moves(c.spec));
   if (!c.moves.empty()) built->cfg.wants_runtime_hooks = true;  // the init pauses at kHooks
   t.mark("plan");
+  // Recorded before any directory exists: killed between the mkdirs and the next write,
+  // we would otherwise leave cgroups that no delete knows of.
+  BERTH_ASSIGN(c.record.cgroup_paths, container::planned_cgroup_paths(c.spec, c.o.id, c.o.systemd_cgroup));
+  c.record.cgroup_created = true;
+  BERTH_TRY(c.dir->write_record(c.record));
   BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true",
                                               built->device_rules));
   c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths); });
   c.record.cgroup_paths = c.cg.paths;
-  c.record.cgroup_created = true;
   BERTH_TRY(c.dir->write_record(c.record));
   t.mark("cgroups");
   if (::mkfifoat(c.dir->fd(), "exec.fifo", 0622) < 0) return Error::sys(errno, "create exec.fifo");

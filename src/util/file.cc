@@ -52,7 +52,11 @@ Status write_all(int fd, std::string_view data) {
   return ok();
 }
 
-Status write_atomic(int dirfd, const std::string& name, std::string_view data, mode_t mode) {
+namespace {
+
+// The classic way: a named temp file, renamed over the target. A process killed before the
+// rename leaves the temp file behind; only used where O_TMPFILE is not supported.
+Status write_via_temp_name(int dirfd, const std::string& name, std::string_view data, mode_t mode) {
   // The temp name carries the pid so concurrent writers never share a temp file.
   std::string tmp = "." + name + ".tmp" + std::to_string(::getpid());
   UniqueFd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode));
@@ -69,6 +73,46 @@ Status write_atomic(int dirfd, const std::string& name, std::string_view data, m
   fd.reset();
   if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) < 0) {
     int e = errno;
+    ::unlinkat(dirfd, tmp.c_str(), 0);
+    return Error::sys(e, "rename " + tmp + " to " + name);
+  }
+  return ok();
+}
+
+// Gives the unnamed file `fd` the name `name` in dirfd; returns 0 or an errno (EEXIST when
+// the name is taken).
+int link_unnamed(int fd, int dirfd, const std::string& name) {
+  // Through /proc: linkat(AT_EMPTY_PATH) wants CAP_DAC_READ_SEARCH on older kernels.
+  std::string self = "/proc/self/fd/" + std::to_string(fd);
+  if (::linkat(AT_FDCWD, self.c_str(), dirfd, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
+  int e = errno;
+  if (e != ENOENT) return e;
+  // No /proc mounted here.
+  return ::linkat(fd, "", dirfd, name.c_str(), AT_EMPTY_PATH) == 0 ? 0 : errno;
+}
+
+}  // namespace
+
+// The data goes into an unnamed file (O_TMPFILE): a writer killed at any moment leaves
+// nothing behind. The complete file then takes the target's name in one linkat when the
+// target does not exist yet (pid files, cache entries: no window at all), else a temp
+// name and a rename over the target (state.json: its directory goes as a whole on delete).
+Status write_atomic(int dirfd, const std::string& name, std::string_view data, mode_t mode) {
+  UniqueFd fd(::openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode));
+  if (!fd) {
+    if (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL) return write_via_temp_name(dirfd, name, data, mode);
+    return Error::sys(errno, "create a file to become " + name);
+  }
+  BERTH_TRY(write_all(fd.get(), data).context("write " + name));
+  if (::fchmod(fd.get(), mode) < 0) return Error::sys(errno, "chmod " + name);
+  int e = link_unnamed(fd.get(), dirfd, name);
+  if (e == 0) return ok();
+  if (e != EEXIST) return Error::sys(e, "create " + name);
+  std::string tmp = "." + name + ".tmp" + std::to_string(::getpid());
+  ::unlinkat(dirfd, tmp.c_str(), 0);  // ours, from a process that had our pid before
+  if ((e = link_unnamed(fd.get(), dirfd, tmp)) != 0) return Error::sys(e, "create " + tmp);
+  if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) < 0) {
+    e = errno;
     ::unlinkat(dirfd, tmp.c_str(), 0);
     return Error::sys(e, "rename " + tmp + " to " + name);
   }

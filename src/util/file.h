@@ -17,7 +17,8 @@ Result<std::string> read(const std::string& path, size_t max_bytes = 64u << 20);
 // Reads everything from an open fd.
 Result<std::string> read_fd(int fd, size_t max_bytes = 64u << 20);
 Status write_all(int fd, std::string_view data);
-// Writes name in dirfd atomically with the given mode.
+// Writes name in dirfd atomically with the given mode; a writer killed midway leaves no
+// temp file (see file.cc for the one window that remains when name already exists).
 Status write_atomic(int dirfd, const std::string& name, std::string_view data, mode_t mode);
 // Opens path (O_WRONLY|O_CLOEXEC|O_NOFOLLOW, no create) and writes data: for sysfs/cgroupfs.
 Status write_existing(int dirfd, const std::string& path, std::string_view data);

@@ -181,8 +181,12 @@ int finish_init(InitConfig& cfg, const Exec& ex, char* const* argv, char* const*
     }
     late = false;
   }
-  if (!send(cfg.sync_fd, Msg::kReady)) return 1;
+  // Before kReady, never after: `create` exits as soon as it reads kReady, and a parent
+  // death signal still armed then kills the init it just reported as created (seen under
+  // load). Should `create` die between here and kReady, the recorded pid lets `delete`
+  // remove the waiting init.
   ::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+  if (!send(cfg.sync_fd, Msg::kReady)) return 1;
   // Blocks until `berth start` writes its byte; EOF would mean the writer went away.
   char c;
   ssize_t n;
