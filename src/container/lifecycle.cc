@@ -1,11 +1,13 @@
 // start, kill, delete, state and list (runc's semantics and texts for each status).
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -119,6 +121,25 @@ int parse_signal(const std::string& s) {
   return -1;
 }
 
+namespace {
+
+// The byte sits in the fifo even when the init dies between our open and its read (killed
+// by an engine, OOM): report the start only once the init has taken it.
+Status wait_until_taken(int fifo, const ContainerRecord& r) {
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (useconds_t pause = 20;; pause = std::min<useconds_t>(pause * 2, 5000)) {
+    int left = 0;
+    if (::ioctl(fifo, FIONREAD, &left) < 0) return Error::sys(errno, "exec.fifo");
+    if (left == 0) return ok();
+    if (!linux::process_alive(r.pid, r.pid_start_time)) return Error::generic("cannot start a container that has stopped");
+    if (std::chrono::steady_clock::now() > give_up)
+      return Error::generic("the container's init did not take the start signal within 10s");
+    ::usleep(pause);
+  }
+}
+
+}  // namespace
+
 Status start_container(const std::string& root, const std::string& id) {
   BERTH_ASSIGN(Loaded c, load(root, id, true));
   switch (c.status) {
@@ -134,6 +155,7 @@ Status start_container(const std::string& root, const std::string& id) {
     return Error::sys(errno, "open exec.fifo");
   }
   BERTH_TRY(file::write_all(fifo.get(), "0").context("write exec.fifo"));
+  BERTH_TRY(wait_until_taken(fifo.get(), c.record));
   ::unlinkat(c.dir.fd(), "exec.fifo", 0);
   auto spec = c.dir.read_config();
   if (spec && spec->hooks && !spec->hooks->poststart.empty()) {
