@@ -1,10 +1,6 @@
 // FaultySys: linux::Sys over the real kernel that records each call's name and fails the
 // Nth call (any name) with a realistic errno instead of making it. Used to fail every step
 // of a real rootfs application in turn, in a throw-away mount namespace.
-//
-// When the recording fake of the rootfs engine (tests/support/fakes/recording_sys.h) lands,
-// Sys gains methods (fstat, fstatfs, read_file, copy_tree, ids): forward them here as the
-// rest are forwarded, through call().
 #pragma once
 
 #include <fcntl.h>
@@ -125,6 +121,51 @@ class FaultySys : public linux::Sys {
   Status setdomainname(const std::string& name) override {
     if (int e = call("setdomainname", EPERM)) return Error::sys(e, "setdomainname");
     return real().setdomainname(name);
+  }
+  Status copy_tree(int from_dirfd, int to_dirfd) override {
+    if (int e = call("copy_tree", ENOSPC)) return Error::sys(e, "copy tree");
+    return real().copy_tree(from_dirfd, to_dirfd);
+  }
+  Result<struct stat> fstat(int fd) override {
+    if (int e = call("fstat", EIO)) return Error::sys(e, "fstat");
+    return real().fstat(fd);
+  }
+  Result<struct stat> fstatat(int dirfd, const std::string& path, int flags) override {
+    if (int e = call("fstatat", EIO)) return Error::sys(e, "fstatat " + path);
+    return real().fstatat(dirfd, path, flags);
+  }
+  Result<struct statfs> fstatfs(int fd) override {
+    if (int e = call("fstatfs", EIO)) return Error::sys(e, "fstatfs");
+    return real().fstatfs(fd);
+  }
+  Result<std::string> read_file(const std::string& path) override {
+    if (int e = call("read_file", EIO)) return Error::sys(e, "read " + path);
+    return real().read_file(path);
+  }
+  Status setresuid(uid_t uid) override {
+    if (int e = call("setresuid", EINVAL)) return Error::sys(e, "setresuid");
+    return real().setresuid(uid);
+  }
+  Status setresgid(gid_t gid) override {
+    if (int e = call("setresgid", EINVAL)) return Error::sys(e, "setresgid");
+    return real().setresgid(gid);
+  }
+  Status clear_groups() override {
+    if (int e = call("clear_groups", EPERM)) return Error::sys(e, "setgroups");
+    return real().clear_groups();
+  }
+  Result<UniqueFd> make_userns(const std::string& uid_map, const std::string& gid_map) override {
+    if (int e = call("make_userns", EPERM)) return Error::sys(e, "make user namespace");
+    return real().make_userns(uid_map, gid_map);
+  }
+  Status run_program(int fd, const std::vector<std::string>& argv) override {
+    if (int e = call("run_program", ENOEXEC)) return Error::sys(e, "run " + argv[0]);
+    return real().run_program(fd, argv);
+  }
+  // umask cannot fail: recorded only.
+  mode_t umask(mode_t mask) override {
+    calls_.push_back("umask");
+    return real().umask(mask);
   }
 
  private:
