@@ -7,6 +7,7 @@
 
 #include "linux/caps.h"
 #include "linux/rootfs/options.h"
+#include "seccomp/seccomp.h"
 #include "spec/names.h"
 #include "util/json.h"
 
@@ -30,6 +31,21 @@ void enabled(json::Writer& w, const char* key, bool on) {
   w.end_object();
 }
 
+// What this libseccomp and kernel really accept (probed once, seccomp::support()).
+void seccomp_section(json::Writer& w) {
+  seccomp::Support s = seccomp::support();
+  w.key("seccomp");
+  w.begin_object();
+  w.key("enabled");
+  w.boolean(true);
+  strings(w, "actions", s.actions);
+  strings(w, "operators", s.operators);
+  strings(w, "archs", s.archs);
+  strings(w, "knownFlags", s.known_flags);
+  strings(w, "supportedFlags", s.supported_flags);
+  w.end_object();
+}
+
 void linux_section(json::Writer& w) {
   w.key("linux");
   w.begin_object();
@@ -42,11 +58,7 @@ void linux_section(json::Writer& w) {
   w.key("rdma");
   w.boolean(true);
   w.end_object();
-  w.key("seccomp");
-  w.begin_object();
-  w.key("enabled");
-  w.boolean(false);
-  w.end_object();
+  seccomp_section(w);
   enabled(w, "apparmor", false);
   enabled(w, "selinux", false);
   enabled(w, "intelRdt", false);
@@ -57,7 +69,7 @@ void linux_section(json::Writer& w) {
   w.end_object();
   w.key("mountExtensions");
   w.begin_object();
-  enabled(w, "idmap", false);
+  enabled(w, "idmap", true);  // idmap/ridmap binds (mount_setattr MOUNT_ATTR_IDMAP)
   w.end_object();
   enabled(w, "netDevices", true);
   w.end_object();
@@ -73,18 +85,22 @@ std::string features_json() {
   w.key("ociVersionMax");
   w.string("1.3.0");
   strings(w, "hooks", to_strings(spec::names::hooks()));
-  std::vector<std::string> opts;
-  for (const auto& o : linux::rootfs::known_mount_options())
-    if (o != "tmpcopyup" && o != "idmap" && o != "ridmap") opts.push_back(o);
-  strings(w, "mountOptions", opts);
+  strings(w, "mountOptions", linux::rootfs::known_mount_options());
   linux_section(w);
   w.key("annotations");
   w.begin_object();
   const struct scmp_version* v = seccomp_version();
   w.key("io.github.seccomp.libseccomp.version");
   w.string(v ? std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->micro) : "");
+  // berth's own device support, done natively in rootfs preparation (no hooks).
+  w.key("org.berth.cdi.enabled");
+  w.string("true");
   w.key("org.berth.commit");
   w.string(BERTH_COMMIT);
+  w.key("org.berth.gpu.native");
+  w.string("true");
+  w.key("org.berth.rdma.native");
+  w.string("true");
   w.key("org.berth.version");
   w.string(BERTH_VERSION);
   w.end_object();

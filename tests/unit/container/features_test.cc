@@ -1,0 +1,38 @@
+// `berth features` says only what this build really does: seccomp with the vocabulary the
+// kernel accepts, idmapped mounts, every mount option the parser takes, berth's device
+// annotations. The document must parse as JSON and carry the runtime-spec's keys.
+#include "container/features.h"
+
+#include <gtest/gtest.h>
+
+#include "linux/rootfs/options.h"
+#include "util/json.h"
+
+namespace berth::container {
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(Features, SeccompIsEnabledWithItsVocabulary) {
+  std::string f = features_json();
+  EXPECT_TRUE(has(f, "\"seccomp\": {\n            \"enabled\": true")) << f;
+  for (const char* s : {"SCMP_ACT_ERRNO", "SCMP_ACT_NOTIFY", "SCMP_CMP_MASKED_EQ", "SCMP_ARCH_X86_64",
+                        "SECCOMP_FILTER_FLAG_LOG"})
+    EXPECT_TRUE(has(f, std::string("\"") + s + "\"")) << s;
+}
+
+TEST(Features, IdmapAndEveryParsedMountOptionAreListed) {
+  std::string f = features_json();
+  EXPECT_TRUE(has(f, "\"idmap\": {\n                \"enabled\": true")) << f;
+  for (const auto& o : linux::rootfs::known_mount_options()) EXPECT_TRUE(has(f, "\"" + o + "\",") || has(f, "\"" + o + "\"\n")) << o;
+}
+
+TEST(Features, NamesBerthsNativeDevices) {
+  std::string f = features_json();
+  for (const char* a : {"org.berth.gpu.native", "org.berth.rdma.native", "org.berth.cdi.enabled"})
+    EXPECT_TRUE(has(f, std::string("\"") + a + "\": \"true\"")) << a;
+  EXPECT_TRUE(has(f, "\"ociVersionMax\": \"1.3.0\""));
+}
+
+}  // namespace
+}  // namespace berth::container
