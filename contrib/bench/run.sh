@@ -1,0 +1,401 @@
+#!/bin/bash
+# contrib/bench/run.sh: berth, runc and crun side by side, on the same bundles, in one run
+# (docs/performance.md). Medians and p90 of: --version, `run` of /bin/true, create + start +
+# wait + delete (minimal and Docker-shaped bundle), exec, state, list, peak RSS of create,
+# binary size, 50 containers 2 at a time; the kernel's own floor (floor.c); with --phases,
+# berth's create phase by phase from its --debug timings.
+#
+# Usage: contrib/bench/run.sh [--runtimes berth,runc,crun] [--iterations N] [--warmup N]
+#          [--parallel-count 50] [--parallel-jobs 2] [--parallel-rounds 3] [--nice N]
+#          [--phases] [--workdir DIR] [--install] [--help]
+# Environment: BERTH (default: build/berth of this tree, else `berth` on PATH), RUNC, CRUN.
+# Runtime names: berth (a stripped copy on a read-only bind mount, as contrib/setup.sh
+# installs it), berth-unsealed (a plain copy: berth re-executes from a sealed clone of
+# itself on create, run and exec), runc, crun.
+#
+# Everything runs in a private mount namespace with the cgroup2 mount of a hybrid layout
+# unmounted, because crun 1.8 refuses hybrid cgroups; all runtimes go through the same
+# namespace so that they see the same host. Containers get cgroupsPath /berth-bench/...
+# and state roots under /run/berth-bench; both are removed at the end.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+runtimes=berth,runc,crun
+iterations=40
+warmup=3
+par_count=50
+par_jobs=2
+par_rounds=3
+nice_level=
+phases=0
+install=0
+work=${TMPDIR:-/tmp}/berth-bench
+state_base=/run/berth-bench
+cg_parent=berth-bench
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+die() { echo "bench: $*" >&2; exit 1; }
+say() { echo "bench: $*" >&2; }
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --runtimes) runtimes=$2; shift 2 ;;
+    --iterations|-n) iterations=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --parallel-count) par_count=$2; shift 2 ;;
+    --parallel-jobs) par_jobs=$2; shift 2 ;;
+    --parallel-rounds) par_rounds=$2; shift 2 ;;
+    --nice) nice_level=$2; shift 2 ;;
+    --phases) phases=1; shift ;;
+    --workdir) work=$2; shift 2 ;;
+    --install) install=1; shift ;;
+    --inner) shift ;;  # set when re-executed inside the private mount namespace
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown argument $1 (see --help)" ;;
+  esac
+done
+IFS=, read -r -a rts <<< "$runtimes"
+[ "$phases" = 1 ] && rts=(berth)
+for rt in "${rts[@]}"; do
+  case $rt in berth|berth-unsealed|runc|crun) ;; *) die "unknown runtime $rt (berth, berth-unsealed, runc, crun)" ;; esac
+done
+
+berth_src=${BERTH:-}
+if [ -z "$berth_src" ]; then
+  if [ -x "$repo/build/berth" ]; then berth_src=$repo/build/berth; else berth_src=$(command -v berth || true); fi
+fi
+runc_bin=${RUNC:-$(command -v runc || true)}
+crun_bin=${CRUN:-$(command -v crun || true)}
+profile=${SECCOMP_PROFILE:-$repo/tests/fixtures/seccomp/docker-default-seccomp.json}
+
+# ---- prerequisites: say what is missing, install only with --install ----
+check_prerequisites() {
+  local missing=() pkgs=() hints=()
+  [ "$(id -u)" = 0 ] || die "must run as root (containers with cgroups and all namespaces)"
+  for c in cc unshare mount umount sed awk sort stat; do
+    if ! command -v "$c" >/dev/null; then
+      missing+=("$c")
+      case $c in cc) pkgs+=(gcc libc6-dev) ;; unshare|mount|umount) pkgs+=(util-linux mount) ;; esac
+    fi
+  done
+  if [ ! -x /bin/busybox ] || ldd /bin/busybox >/dev/null 2>&1; then
+    missing+=("a static /bin/busybox"); pkgs+=(busybox-static)
+  fi
+  for rt in "${rts[@]}"; do
+    case $rt in
+      berth|berth-unsealed)
+        [ -n "$berth_src" ] && [ -x "$berth_src" ] || {
+          missing+=("berth binary"); hints+=("build it: cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBERTH_TESTS=OFF && cmake --build build --target berth, or set BERTH"); } ;;
+      runc) [ -n "$runc_bin" ] || { missing+=(runc); pkgs+=(runc); } ;;
+      crun) [ -n "$crun_bin" ] || { missing+=(crun); pkgs+=(crun); } ;;
+    esac
+  done
+  [ -r "$profile" ] || { missing+=("seccomp profile $profile"); hints+=("set SECCOMP_PROFILE to Docker's default profile (JSON)"); }
+  [ ${#missing[@]} = 0 ] && return 0
+  if [ "$install" = 1 ] && [ ${#pkgs[@]} -gt 0 ]; then
+    say "installing: ${pkgs[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${pkgs[@]}"
+    install=0
+    runc_bin=${RUNC:-$(command -v runc || true)}
+    crun_bin=${CRUN:-$(command -v crun || true)}
+    check_prerequisites
+    return
+  fi
+  say "missing: ${missing[*]}"
+  [ ${#pkgs[@]} -gt 0 ] && say "Debian packages: ${pkgs[*]} (apt-get install them, or rerun with --install)"
+  for h in "${hints[@]}"; do say "$h"; done
+  exit 1
+}
+
+# ---- outside the namespace: check, then re-execute inside a private one ----
+if [ -z "${BERTH_BENCH_INNER:-}" ]; then
+  check_prerequisites
+  export BERTH_BENCH_INNER=1 BERTH="$berth_src" RUNC="$runc_bin" CRUN="$crun_bin" SECCOMP_PROFILE="$profile"
+  args=(--inner --runtimes "$(IFS=,; echo "${rts[*]}")" --iterations "$iterations" --warmup "$warmup"
+        --parallel-count "$par_count" --parallel-jobs "$par_jobs" --parallel-rounds "$par_rounds" --workdir "$work")
+  [ -n "$nice_level" ] && args+=(--nice "$nice_level")
+  [ "$phases" = 1 ] && args+=(--phases)
+  exec unshare --mount --propagation private -- "$0" "${args[@]}"
+fi
+
+# ---- inside the private mount namespace ----
+if [ -n "$nice_level" ]; then renice -n "$nice_level" -p $$ >/dev/null || die "renice $nice_level failed"; fi
+if mountpoint -q /sys/fs/cgroup/unified 2>/dev/null; then umount /sys/fs/cgroup/unified; fi
+
+if [ -e "$work" ] && [ ! -e "$work/.berth-bench" ]; then die "$work exists and is not a bench work directory"; fi
+rm -rf "$work"
+mkdir -p "$work/bin" "$work/tmp" "$work/results"
+touch "$work/.berth-bench"
+results=$work/results
+samples=$results/samples.txt
+: > "$samples"
+
+cc -O2 -Wall -o "$work/bin/driver" "$here/driver.c"
+cc -O2 -Wall -o "$work/bin/floor" "$here/floor.c"
+
+# berth as installed (stripped, on a read-only mount: no protective re-exec), and a plain copy.
+mkdir -p "$work/bin/sealed" "$work/bin/unsealed"
+if command -v strip >/dev/null; then
+  strip -o "$work/bin/sealed/berth" "$berth_src"
+else
+  say "strip (binutils) not found: berth is measured unstripped"
+  cp "$berth_src" "$work/bin/sealed/berth"
+fi
+cp "$work/bin/sealed/berth" "$work/bin/unsealed/berth"
+mount --bind "$work/bin/sealed/berth" "$work/bin/sealed/berth"
+mount -o remount,bind,ro "$work/bin/sealed/berth"
+
+rt_bin() {
+  case $1 in
+    berth) echo "$work/bin/sealed/berth" ;;
+    berth-unsealed) echo "$work/bin/unsealed/berth" ;;
+    runc) echo "$runc_bin" ;;
+    crun) echo "$crun_bin" ;;
+  esac
+}
+rt_cmd() { echo "$(rt_bin "$1") --root $state_base/$1"; }
+
+cleanup() {
+  set +e
+  for rt in "${rts[@]}"; do
+    local cmd; cmd=$(rt_cmd "$rt")
+    if [ -d "$state_base/$rt" ]; then
+      for id in $(ls "$state_base/$rt" 2>/dev/null); do
+        case $id in bench-*) $cmd delete --force "$id" >/dev/null 2>&1 ;; esac
+      done
+    fi
+  done
+  rm -rf "$state_base"
+  for h in /sys/fs/cgroup/*/; do
+    [ -d "$h$cg_parent" ] && find "$h$cg_parent" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  umount "$work/bin/sealed/berth" 2>/dev/null
+}
+trap cleanup EXIT
+rm -rf "$state_base"
+for rt in "${rts[@]}"; do mkdir -p "$state_base/$rt"; done
+
+# ---- bundles: one rootfs, a config per runtime, kind and slot (each its own cgroupsPath) ----
+BERTH=$work/bin/unsealed/berth sh "$repo/contrib/mkbundle.sh" "$work/template" /bin/true >/dev/null
+[ -x "$work/bin/unsealed/berth" ] || die "no berth binary for \`spec\`"
+mv "$work/template/rootfs" "$work/rootfs"
+rootfs=$work/rootfs
+# Docker's binds land on files its image layers already hold.
+touch "$rootfs/etc/hostname" "$rootfs/etc/hosts" "$rootfs/etc/resolv.conf"
+mkdir -p "$work/docker-files"
+echo bench > "$work/docker-files/hostname"
+printf '127.0.0.1\tlocalhost\n' > "$work/docker-files/hosts"
+printf 'nameserver 127.0.0.1\n' > "$work/docker-files/resolv.conf"
+
+# `berth spec` writes the newest ociVersion, which crun 1.8 refuses ("unknown version").
+minimal_config() {  # RT KIND SLOT ARGS-JSON
+  sed -e 's|"ociVersion": "[^"]*"|"ociVersion": "1.0.2-dev"|' \
+      -e "s|\"path\": \"rootfs\"|\"path\": \"$rootfs\"|" \
+      -e "s|^\t\t\t\"/bin/true\"\$|\t\t\t$4|" \
+      -e "s|\"linux\": {|\"linux\": {\n\t\t\"cgroupsPath\": \"/$cg_parent/$1-$2-$3\",|" \
+      "$work/template/config.json"
+}
+docker_config() {  # RT SLOT
+  sed -e "s|@ROOTFS@|$rootfs|; s|@BUNDLE@|$work/docker-files|; s|@CGROUP@|/$cg_parent/$1-docker-$2|" \
+      -e "/^@SECCOMP@\$/{r $profile" -e 'd}' "$here/docker-config.json.in"
+}
+for rt in "${rts[@]}"; do
+  for slot in $(seq 0 $((par_jobs - 1))); do
+    mkdir -p "$work/b/$rt/min-$slot" "$work/b/$rt/docker-$slot" "$work/b/$rt/sleep-$slot"
+    minimal_config "$rt" min "$slot" '"/bin/true"' > "$work/b/$rt/min-$slot/config.json"
+    minimal_config "$rt" sleep "$slot" '"sleep", "1000000"' > "$work/b/$rt/sleep-$slot/config.json"
+    docker_config "$rt" "$slot" > "$work/b/$rt/docker-$slot/config.json"
+  done
+done
+
+driver_args=(-t "$work/tmp" -n "$iterations" -w "$warmup")
+for rt in "${rts[@]}"; do driver_args+=(-r "$rt=$(rt_cmd "$rt")"); done
+drive() {  # MODE KIND [more driver args]
+  local mode=$1 kind=$2; shift 2
+  "$work/bin/driver" "$mode" "${driver_args[@]}" -b "$work/b/%r/$kind-%s" "$@" >> "$samples"
+}
+
+# ---- statistics: "SCENARIO RUNTIME METRIC VALUE" → "SCENARIO RUNTIME METRIC N MEDIAN P90 MIN MAX" ----
+summarize() {
+  sort -k1,1 -k2,2 -k3,3 -k4,4g "$1" | awk '
+    function flush() {
+      if (n == 0) return
+      med = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+      r = int(0.9 * n); if (r < 0.9 * n) r++; if (r < 1) r = 1
+      printf "%s %d %.3f %.3f %.3f %.3f\n", key, n, med, v[r], v[1], v[n]
+      n = 0
+    }
+    { k = $1 " " $2 " " $3; if (k != key) { flush(); key = k } v[++n] = $4 }
+    END { flush() }'
+}
+stat_of() {  # STATS SCENARIO RUNTIME METRIC FIELD(median|p90|min|max|n)
+  awk -v s="$2" -v r="$3" -v m="$4" -v f="$5" '
+    $1 == s && $2 == r && $3 == m { i = (f == "n") ? 4 : (f == "median") ? 5 : (f == "p90") ? 6 : (f == "min") ? 7 : 8; print $i; exit }' "$1"
+}
+fmt_ms() { awk -v x="$1" 'BEGIN { if (x == "") print "-"; else if (x >= 100) printf "%.0f", x; else if (x >= 10) printf "%.1f", x; else printf "%.2f", x }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+
+machine_line() {
+  local cpu kernel
+  cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+  kernel=$(uname -r)
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); cpu: $cpu x $(nproc); kernel $kernel; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  for rt in "${rts[@]}"; do
+    echo "$rt: $("$(rt_bin "$rt")" --version 2>/dev/null | head -n1) ($(rt_bin "$rt"))"
+  done
+}
+
+# ---- --phases: berth's create, phase by phase ----
+if [ "$phases" = 1 ]; then
+  say "phases: $iterations create+start+delete cycles of berth --debug per bundle"
+  machine_line | tee "$results/machine.txt"
+  for kind in min docker; do
+    log=$work/phases-$kind.log
+    : > "$log"
+    "$work/bin/driver" cycle -t "$work/tmp" -n "$iterations" -w "$warmup" -l "phases-$kind" \
+      -r "berth=$(rt_cmd berth) --debug --log $log" -b "$work/b/%r/$kind-%s" >> "$samples"
+    # Warm-up cycles logged too: drop their lines (each create logs one "create: finish").
+    awk -v w="$warmup" '/msg="create: finish/ { c++; if (c <= w) next } c >= w' "$log" |
+      sed -n 's/.*msg="\(create\|init\): \(.*\) +\([0-9.]*\) ms".*/\1:\2|\3/p' |
+      awk -F'|' -v k="phases-$kind" '{ gsub(/ /, "_", $1); print k, "berth", $1, $2 }' >> "$samples"
+  done
+  summarize "$samples" > "$results/stats.txt"
+  for kind in min docker; do
+    echo
+    echo "berth create, $([ $kind = min ] && echo "minimal bundle" || echo "Docker-shaped bundle"): median (p90) ms over $iterations"
+    printf '  %-34s %10s %10s\n' phase median p90
+    sum=0
+    for ph in create:config create:state create:plan create:cgroups create:init_joined_the_cgroups \
+              init:rootfs_prepare init:mounts init:devices init:pivot init:after_pivot \
+              create:init_ready create:finish; do
+      med=$(stat_of "$results/stats.txt" "phases-$kind" berth "$ph" median)
+      [ -z "$med" ] && continue
+      p90=$(stat_of "$results/stats.txt" "phases-$kind" berth "$ph" p90)
+      indent=""; case $ph in init:*) indent="  " ;; esac
+      printf '  %-34s %10s %10s\n' "$indent${ph//_/ }" "$(fmt_ms "$med")" "$(fmt_ms "$p90")"
+      case $ph in init:*) ;; *) sum=$(awk -v a="$sum" -v b="$med" 'BEGIN { print a + b }') ;; esac
+    done
+    wall=$(stat_of "$results/stats.txt" "phases-$kind" berth create median)
+    printf '  %-34s %10s\n' "sum of create phases" "$(fmt_ms "$sum")"
+    printf '  %-34s %10s   (exec, loader, flags, spawn, exit: wall - sum)\n' "create wall (driver)" "$(fmt_ms "$wall")"
+    printf '  %-34s %10s\n' "start / delete wall" \
+      "$(fmt_ms "$(stat_of "$results/stats.txt" "phases-$kind" berth start median)") / $(fmt_ms "$(stat_of "$results/stats.txt" "phases-$kind" berth delete median)")"
+  done | tee "$results/phases.txt"
+  say "raw samples and logs: $results, $work/phases-*.log"
+  exit 0
+fi
+
+# ---- the bench ----
+start=$(date +%s)
+machine_line | tee "$results/machine.txt"
+say "1/7 --version";                     drive version min
+say "2/7 run /bin/true";                 drive run min
+say "3/7 create+start+wait+delete";      drive cycle min
+say "4/7 the same, Docker-shaped";       drive cycle docker -l cycle-docker
+say "5/7 exec, state, list";             drive running sleep
+say "6/7 $par_count containers, $par_jobs in parallel"
+"$work/bin/driver" parallel "${driver_args[@]}" -n "$par_rounds" -w 1 -c "$par_count" -j "$par_jobs" \
+  -b "$work/b/%r/min-%s" >> "$samples"
+say "7/7 floor"
+"$work/bin/floor" -r "$rootfs" -n "$iterations" -w "$warmup" -g "$cg_parent/floor" exec ns net cgroup >> "$samples"
+summarize "$samples" > "$results/stats.txt"
+
+# ---- report ----
+has_crun=0; for rt in "${rts[@]}"; do [ "$rt" = crun ] && has_crun=1; done
+S=$results/stats.txt
+row() {  # LABEL SCENARIO METRIC UNIT
+  local label=$1 scen=$2 metric=$3 unit=$4 line cr=""
+  line=$(printf '%-34s' "$label ($unit)")
+  [ "$has_crun" = 1 ] && cr=$(stat_of "$S" "$scen" crun "$metric" median)
+  for rt in "${rts[@]}"; do
+    local med p90 cell
+    med=$(stat_of "$S" "$scen" "$rt" "$metric" median)
+    p90=$(stat_of "$S" "$scen" "$rt" "$metric" p90)
+    if [ "$unit" = KiB ]; then cell=$(printf '%s' "${med%.*}"); else cell="$(fmt_ms "$med") ($(fmt_ms "$p90"))"; fi
+    line+=$(printf ' %16s' "$cell")
+  done
+  if [ "$has_crun" = 1 ]; then
+    for rt in "${rts[@]}"; do
+      [ "$rt" = crun ] && continue
+      line+=$(printf ' %9s' "$(ratio "$(stat_of "$S" "$scen" "$rt" "$metric" median)" "$cr")")
+    done
+  fi
+  echo "$line"
+}
+{
+  echo
+  echo "median (p90) over $iterations samples after $warmup warm-up, interleaved; ms unless noted"
+  hdr=$(printf '%-34s' "")
+  for rt in "${rts[@]}"; do hdr+=$(printf ' %16s' "$rt"); done
+  if [ "$has_crun" = 1 ]; then
+    for rt in "${rts[@]}"; do [ "$rt" = crun ] || hdr+=$(printf ' %9s' "$rt/crun"); done
+  fi
+  echo "$hdr"
+  row "--version" version wall ms
+  row "run /bin/true" run wall ms
+  row "  cpu (runtime + container)" run cpu ms
+  row "create+start+wait+delete" cycle wall ms
+  row "  create" cycle create ms
+  row "  start" cycle start ms
+  row "  wait for exit" cycle exit ms
+  row "  delete" cycle delete ms
+  row "  cpu (runtime + container)" cycle cpu ms
+  row "the same, Docker-shaped" cycle-docker wall ms
+  row "  create" cycle-docker create ms
+  row "  start" cycle-docker start ms
+  row "  wait for exit" cycle-docker exit ms
+  row "  delete" cycle-docker delete ms
+  row "  cpu (runtime + container)" cycle-docker cpu ms
+  row "exec /bin/true" exec wall ms
+  row "state" state wall ms
+  row "list (1 container)" list wall ms
+  row "peak RSS, create minimal" cycle rss KiB
+  row "peak RSS, create Docker-shaped" cycle-docker rss KiB
+  row "peak RSS, run" run rss KiB
+  row "peak RSS, exec" exec rss KiB
+  row "$par_count containers, $par_jobs parallel" parallel wall ms
+  line=$(printf '%-34s' "binary size (KiB)")
+  for rt in "${rts[@]}"; do
+    b=$(rt_bin "$rt"); [ "${rt%%-*}" = berth ] && b=$berth_src
+    s=$(( $(stat -L -c %s "$b") / 1024 ))
+    [ "${rt%%-*}" = berth ] && s="$s/$(( $(stat -c %s "$(rt_bin "$rt")") / 1024 ))s"
+    line+=$(printf ' %16s' "$s")
+  done
+  echo "$line"
+  line=$(printf '%-34s' "shared objects loaded")
+  for rt in "${rts[@]}"; do
+    line+=$(printf ' %16s' "$(ldd "$(rt_bin "$rt")" 2>/dev/null | grep -vc 'linux-vdso\|ld-linux')")
+  done
+  echo "$line"
+  echo "  (berth's size: as built / stripped as installed; runc and crun: Debian's stripped binaries)"
+  echo
+  echo "floor (no runtime), median (p90) ms:"
+  for l in exec ns net cgroup cgroup-attach; do
+    case $l in
+      exec) d="fork + exec + wait of busybox /bin/true" ;;
+      ns) d="+ mount/uts/ipc/pid ns, pivot_root, proc" ;;
+      net) d="+ network namespace, lo up" ;;
+      cgroup) d="+ cgroup in every hierarchy, limits, attach, rmdir" ;;
+      cgroup-attach) d="  of which the cgroup.procs writes" ;;
+    esac
+    printf '  %-52s %8s (%s)\n' "$d" "$(fmt_ms "$(stat_of "$S" floor "$l" wall median)")" "$(fmt_ms "$(stat_of "$S" floor "$l" wall p90)")"
+  done
+  if [ "$has_crun" = 1 ]; then
+    echo
+    echo "targets (berth's median / crun's median):"
+    for t in "run:run:wall:0.6:run /bin/true" "cycle:cycle:wall:0.6:create+start+delete" \
+             "cycle-docker:cycle-docker:wall:0.4:Docker-shaped create+start+delete" "rss:cycle:rss:1.0:peak RSS of create"; do
+      IFS=: read -r _ scen metric target what <<< "$t"
+      for rt in "${rts[@]}"; do
+        [ "${rt%%-*}" = berth ] || continue
+        r=$(ratio "$(stat_of "$S" "$scen" "$rt" "$metric" median)" "$(stat_of "$S" "$scen" crun "$metric" median)")
+        verdict=$(awk -v r="$r" -v t="$target" 'BEGIN { print (r != "-" && r <= t) ? "met" : "NOT met" }')
+        printf '  %-8s %-36s %5s x crun (target <= %s): %s\n' "$rt" "$what" "$r" "$target" "$verdict"
+      done
+    done
+  fi
+  echo
+  echo "took $(( $(date +%s) - start )) s; raw samples: $samples"
+} | tee "$results/report.txt"
