@@ -8,7 +8,8 @@
  *   net     the same plus a network namespace with lo brought up
  *   cgroup  the same plus a cgroup in every v1 hierarchy (and cgroup2 if mounted): mkdir,
  *           memory and pids limits, the child's pid written to each cgroup.procs, rmdir
- *           after the exit; "cgroup-attach" is the cgroup.procs writes alone
+ *           after the exit; "cgroup-mkdir" (with the limits), "cgroup-attach" (the
+ *           cgroup.procs writes) and "cgroup-rmdir" are those steps alone
  * Usage: floor -r ROOTFS [-n samples] [-w warm-up] [-g CGROUP-NAME] LEVEL...
  * Output, one line a sample: floor LEVEL wall MS */
 #define _GNU_SOURCE
@@ -187,9 +188,10 @@ static void mkdir_p(const char *path) {
   if (mkdir(tmp, 0755) < 0 && errno != EEXIST) die("mkdir %s", tmp);
 }
 
-static double attach_ms;
+static double mkdir_ms, attach_ms, rmdir_ms;
 
 static void cgroups_create(char paths[][CG_PATH]) {
+  double t0 = now_ms();
   for (int i = 0; i < ncg; ++i) {
     snprintf(paths[i], CG_PATH, "%s/%.200s", cg_dirs[i], cg_name);
     mkdir_p(paths[i]);
@@ -206,6 +208,7 @@ static void cgroups_create(char paths[][CG_PATH]) {
     if (strstr(cg_dirs[i], "/memory")) write_file(paths[i], "memory.limit_in_bytes", "67108864");
     if (strstr(cg_dirs[i], "/pids")) write_file(paths[i], "pids.max", "100");
   }
+  mkdir_ms = now_ms() - t0;
 }
 
 static void cgroups_attach(char paths[][CG_PATH], pid_t pid) {
@@ -218,12 +221,14 @@ static void cgroups_attach(char paths[][CG_PATH], pid_t pid) {
 }
 
 static void cgroups_remove(char paths[][CG_PATH]) {
+  double t0 = now_ms();
   for (int i = 0; i < ncg; ++i) {
     for (int tries = 0; rmdir(paths[i]) < 0; ++tries) {
       if (errno != EBUSY || tries > 1000) die("rmdir %s", paths[i]);
       usleep(100);
     }
   }
+  rmdir_ms = now_ms() - t0;
 }
 
 static void level_ns(int net, int cgroups) {
@@ -266,7 +271,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < warmup + samples; ++i) {
     for (int l = optind; l < argc; ++l) {
       const char *level = argv[l];
-      attach_ms = 0;
+      mkdir_ms = attach_ms = rmdir_ms = 0;
       double t0 = now_ms();
       if (strcmp(level, "exec") == 0) level_exec();
       else if (strcmp(level, "ns") == 0) level_ns(0, 0);
@@ -279,7 +284,9 @@ int main(int argc, char **argv) {
       double ms = now_ms() - t0;
       if (i < warmup) continue;
       printf("floor %s wall %.3f\n", level, ms);
-      if (strcmp(level, "cgroup") == 0) printf("floor cgroup-attach wall %.3f\n", attach_ms);
+      if (strcmp(level, "cgroup") == 0)
+        printf("floor cgroup-mkdir wall %.3f\nfloor cgroup-attach wall %.3f\nfloor cgroup-rmdir wall %.3f\n", mkdir_ms,
+               attach_ms, rmdir_ms);
     }
   }
   return 0;
