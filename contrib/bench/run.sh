@@ -30,7 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
 runtimes=berth,runc,crun
-iterations=40
+iterations=100
 warmup=3
 par_count=50
 par_jobs=2
@@ -456,7 +456,7 @@ row() {  # LABEL SCENARIO METRIC UNIT
         case $rt in berth*) ;; *) continue ;; esac
         r=$(ratio "$(stat_of "$S" "$scen" "$rt" "$metric" median)" "$(stat_of "$S" "$scen" crun "$metric" median)")
         verdict=$(awk -v r="$r" -v t="$target" 'BEGIN { print (r != "-" && r <= t) ? "met" : "NOT met" }')
-        printf '  %-8s %-36s %5s x crun (target <= %s): %s\n' "$rt" "$what" "$r" "$target" "$verdict"
+        printf '  %-15s %-36s %5s x crun (target <= %s): %s\n' "$rt" "$what" "$r" "$target" "$verdict"
       done
     done
   fi
