@@ -327,6 +327,33 @@ TEST(NetlinkParse, AddressesAndWhichMove) {
   EXPECT_FALSE(moves_with_device(*parse_address(reinterpret_cast<const nlmsghdr*>(dynamic.data()))));
 }
 
+// fuzz_netlink's round trip (an address read is re-added by addr_add) on a crafted reply:
+// an IFA_ADDRESS of 1100 bytes overflowed addr_add's 1 KiB request buffer. Addresses are
+// at most 16 bytes (tests/fuzz/corpus/netlink/regression-address-1100-bytes).
+TEST(NetlinkParse, OversizedAddressIsBadMessage) {
+  for (uint16_t len : {17, 1100}) {
+    // Built by hand: a Message has no room for this either.
+    uint16_t attr_len = static_cast<uint16_t>(sizeof(nlattr) + len);
+    Bytes b(sizeof(nlmsghdr) + sizeof(ifaddrmsg) + ((attr_len + 3u) & ~3u), 0);
+    auto* nlh = reinterpret_cast<nlmsghdr*>(b.data());
+    nlh->nlmsg_len = static_cast<uint32_t>(b.size());
+    nlh->nlmsg_type = RTM_NEWADDR;
+    auto* ifa = reinterpret_cast<ifaddrmsg*>(b.data() + sizeof(nlmsghdr));
+    ifa->ifa_family = AF_INET6;
+    ifa->ifa_index = 3;
+    auto* attr = reinterpret_cast<nlattr*>(b.data() + sizeof(nlmsghdr) + sizeof(ifaddrmsg));
+    attr->nla_len = attr_len;
+    attr->nla_type = IFA_ADDRESS;
+    auto a = parse_address(nlh);
+    ASSERT_FALSE(a) << len;
+    EXPECT_EQ(a.error().err(), EBADMSG);
+  }
+  Bytes v6 = addr_reply(1, 4, AF_INET6, "fd00::7", 64, RT_SCOPE_UNIVERSE, 0, IFA_F_PERMANENT);
+  auto a = parse_address(reinterpret_cast<const nlmsghdr*>(v6.data()));
+  ASSERT_TRUE(a);
+  EXPECT_EQ(addr_add(2, 4, *a).bytes().size(), 44u) << "16 bytes fit: header, ifaddrmsg, IFA_ADDRESS";
+}
+
 TEST(NetlinkParse, RdmaSystemAndDevice) {
   for (uint8_t mode : {0, 1}) {
     Message m(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_SYS_GET), 0, 1);
