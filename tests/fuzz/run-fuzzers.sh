@@ -20,9 +20,10 @@
 # Environment:
 #   BERTH_FUZZ_WORK=DIR   work corpora in DIR/<name>/, kept (default: a temporary directory,
 #                         removed when every target passed). --merge reads this.
-#   BERTH_FUZZ_FORK=N     N worker processes per target (libFuzzer -fork=N, which also
-#                         keeps going after a crash; see -ignore_crashes in the log).
+#   BERTH_FUZZ_FORK=N     N worker processes per target (libFuzzer -fork=N); add
+#                         -ignore_crashes=1 to BERTH_FUZZ_ARGS to go on after a crash.
 #   BERTH_FUZZ_ARGS=...   extra libFuzzer flags, e.g. "-max_len=4096" or "-only_ascii=1".
+# dict/<name>.dict, when present, is passed as -dict (keywords the mutator inserts).
 #
 # Long runs (before a release, or after changing a parser): hours per target, keeping the
 # corpus, then merging it into the checked-in one:
