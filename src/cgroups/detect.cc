@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "linux/mountinfo.h"
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -39,29 +40,6 @@ const Hierarchy* Host::find_v1(std::string_view controller) const {
   return nullptr;
 }
 
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-static std::string unescape(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      int v = 0;
-      bool okay = true;
-      for (size_t k = 1; k <= 3; ++k) {
-        char c = s[i + k];
-        if (c < '0' || c > '7') okay = false;
-        v = v * 8 + (c - '0');
-      }
-      if (okay) {
-        out += static_cast<char>(v);
-        i += 3;
-        continue;
-      }
-    }
-    out += s[i];
-  }
-  return out;
-}
-
 static bool is_v1_controller(std::string_view opt) {
   static const char* kKnown[] = {"cpuset", "cpu",     "cpuacct", "blkio",      "memory",
                                  "devices", "freezer", "net_cls", "perf_event", "net_prio",
@@ -79,11 +57,14 @@ static std::vector<Mount> cgroup_mounts(std::string_view mountinfo) {
   std::vector<Mount> out;
   for (const auto& line : str::split_nonempty(mountinfo, '\n')) {
     auto f = str::split(line, ' ');
-    auto dash = std::find(f.begin(), f.end(), "-");
-    if (f.size() < 5 || dash == f.end() || f.end() - dash < 4) continue;
+    // id parent maj:min root mountpoint options [optional...] - fstype source superopts:
+    // the separator comes after the six fixed fields, whatever those contain.
+    if (f.size() < 7) continue;
+    auto dash = std::find(f.begin() + 6, f.end(), "-");
+    if (dash == f.end() || f.end() - dash < 4) continue;
     std::string fstype = *(dash + 1);
     if (fstype != "cgroup" && fstype != "cgroup2") continue;
-    out.push_back({fstype, unescape(f[3]), unescape(f[4]), *(dash + 3)});
+    out.push_back({fstype, linux::unescape_mountinfo(f[3]), linux::unescape_mountinfo(f[4]), *(dash + 3)});
   }
   return out;
 }

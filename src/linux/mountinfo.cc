@@ -5,26 +5,22 @@
 #include "util/strings.h"
 
 namespace berth::linux {
-namespace {
 
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape(std::string_view s) {
+std::string unescape_mountinfo(std::string_view s) {
+  auto octal = [](char c) { return c >= '0' && c <= '7'; };
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && s.size() - i >= 4) {
-      auto v = str::parse_u64(s.substr(i + 1, 3), 8);
-      if (v && *v < 256) {
-        out += static_cast<char>(*v);
-        i += 3;
-        continue;
-      }
+    // Three octal digits of a byte value, \000 to \377. Not strtoull, which skips leading
+    // whitespace (a backslash before a tab and "12" is no escape).
+    if (s[i] == '\\' && s.size() - i >= 4 && s[i + 1] <= '3' && octal(s[i + 1]) && octal(s[i + 2]) && octal(s[i + 3])) {
+      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+      i += 3;
+      continue;
     }
     out += s[i];
   }
   return out;
 }
-
-}  // namespace
 
 Result<std::vector<MountInfo>> parse_mountinfo(std::string_view text) {
   std::vector<MountInfo> out;
@@ -41,12 +37,12 @@ Result<std::vector<MountInfo>> parse_mountinfo(std::string_view text) {
     if (!id || !parent) return Error::generic("malformed mountinfo line: " + line);
     m.id = static_cast<int>(*id);
     m.parent = static_cast<int>(*parent);
-    m.root = unescape(f[3]);
-    m.mountpoint = unescape(f[4]);
+    m.root = unescape_mountinfo(f[3]);
+    m.mountpoint = unescape_mountinfo(f[4]);
     m.options = f[5];
     for (size_t i = 6; i < dash; ++i) m.optional += (i > 6 ? " " : "") + f[i];
     m.fstype = f[dash + 1];
-    m.source = unescape(f[dash + 2]);
+    m.source = unescape_mountinfo(f[dash + 2]);
     if (dash + 3 < f.size()) m.super_options = f[dash + 3];
     out.push_back(std::move(m));
   }

@@ -22,6 +22,9 @@ struct MountInfo {
 };
 
 Result<std::vector<MountInfo>> parse_mountinfo(std::string_view text);
+// A field with the kernel's escapes (space, tab, newline and backslash as \ooo) decoded;
+// a backslash not followed by three octal digits of a byte value stays as it is.
+std::string unescape_mountinfo(std::string_view field);
 Result<std::vector<MountInfo>> read_mountinfo(const std::string& path = "/proc/self/mountinfo");
 // The mount whose mountpoint is the longest prefix of `path` (the last one mounted wins).
 const MountInfo* mount_containing(const std::vector<MountInfo>& mounts, const std::string& path);

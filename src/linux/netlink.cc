@@ -18,6 +18,10 @@ constexpr size_t kRequestSize = 1024;  // our requests are < 200 bytes
 // Dumps arrive in datagrams of up to 32 KiB: a smaller buffer would truncate them.
 constexpr size_t kReceiveSize = 64 * 1024;
 
+// Netlink's 4-byte alignment, in size_t: NLMSG_ALIGN and MNL_ALIGN compute in 32 bits and
+// wrap a length near 4 GiB to 0.
+constexpr size_t align4(size_t len) { return (len + 3) & ~size_t{3}; }
+
 }  // namespace
 
 Message::Message(uint16_t type, uint16_t flags, uint32_t seq) : buf_(new uint8_t[kRequestSize]()) {
@@ -43,14 +47,17 @@ Bytes Message::bytes() const { return Bytes(buf_.get(), buf_.get() + header()->n
 
 std::vector<const nlattr*> attributes(const nlmsghdr* nlh, size_t offset, uint16_t max_type) {
   std::vector<const nlattr*> table(max_type + 1u, nullptr);
-  if (nlh->nlmsg_len < NLMSG_HDRLEN + MNL_ALIGN(offset)) return table;
-  auto cb = [](const nlattr* a, void* data) -> int {
-    auto* t = static_cast<std::vector<const nlattr*>*>(data);
+  // Walked here rather than by mnl_attr_parse, which reads up to the message length
+  // rounded up to 4: past the datagram when its last message lacks the padding.
+  const auto* base = reinterpret_cast<const uint8_t*>(nlh);
+  size_t end = nlh->nlmsg_len;
+  for (size_t at = NLMSG_HDRLEN + align4(offset); at <= end && end - at >= sizeof(nlattr);) {
+    const auto* a = reinterpret_cast<const nlattr*>(base + at);
+    if (a->nla_len < sizeof(nlattr) || a->nla_len > end - at) break;
     uint16_t type = mnl_attr_get_type(a);
-    if (type < t->size()) (*t)[type] = a;
-    return MNL_CB_OK;
-  };
-  mnl_attr_parse(nlh, static_cast<unsigned>(offset), cb, &table);
+    if (type <= max_type) table[type] = a;
+    at += align4(a->nla_len);
+  }
   return table;
 }
 
@@ -69,6 +76,10 @@ std::string ack_text(const nlmsghdr* nlh) {
 
 namespace {
 
+// The kernel sends -errno. A value outside errno's range (the kernel's MAX_ERRNO is 4095)
+// is a bad message, INT_MIN included, whose negation would overflow.
+int errno_of(int negative) { return negative < 0 && negative >= -4095 ? -negative : EBADMSG; }
+
 Error error_of(int err, const nlmsghdr* nlh) {
   std::string text = ack_text(nlh);
   return Error::sys(err, text.empty() ? "netlink" : "netlink: " + text);
@@ -77,22 +88,30 @@ Error error_of(int err, const nlmsghdr* nlh) {
 }  // namespace
 
 Result<bool> walk_replies(const void* buf, size_t len, uint32_t seq, uint32_t portid, const OnMessage& on_message) {
-  int left = static_cast<int>(len);
-  const auto* nlh = static_cast<const nlmsghdr*>(buf);
-  for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+  // Walked here rather than with mnl_nlmsg_ok/next: they take a length of 2 GiB or more
+  // as negative, accept it, and then never advance.
+  const auto* at = static_cast<const uint8_t*>(buf);
+  size_t left = len;
+  while (left >= sizeof(nlmsghdr)) {
+    const auto* nlh = reinterpret_cast<const nlmsghdr*>(at);
+    // A message longer than what is left, its padding included, ends the walk: truncated.
+    size_t step = align4(nlh->nlmsg_len);
+    if (nlh->nlmsg_len < sizeof(nlmsghdr) || step > left) break;
+    at += step;
+    left -= step;
     // Someone else's message (a late reply to an earlier request) is not ours to read.
     if (!mnl_nlmsg_seq_ok(nlh, seq) || !mnl_nlmsg_portid_ok(nlh, portid)) continue;
     if (nlh->nlmsg_type == NLMSG_ERROR) {
       if (mnl_nlmsg_get_payload_len(nlh) < sizeof(nlmsgerr)) return Error::sys(EBADMSG, "netlink: short error message");
       const auto* err = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(nlh));
       if (err->error == 0) return true;  // the ACK
-      return error_of(-err->error, nlh);
+      return error_of(errno_of(err->error), nlh);
     }
     if (nlh->nlmsg_type == NLMSG_DONE) {
       // A dump that failed half-way ends with DONE carrying the negative errno.
       if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(int)) {
         int e = *static_cast<const int*>(mnl_nlmsg_get_payload(nlh));
-        if (e < 0) return Error::sys(-e, "netlink dump");
+        if (e < 0) return Error::sys(errno_of(e), "netlink dump");
       }
       return true;
     }

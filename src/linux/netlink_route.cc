@@ -18,6 +18,8 @@ constexpr uint16_t kAck = NLM_F_REQUEST | NLM_F_ACK;
 constexpr uint32_t kKeptFlags =
     IFA_F_NODAD | IFA_F_HOMEADDRESS | IFA_F_MANAGETEMPADDR | IFA_F_NOPREFIXROUTE | IFA_F_MCAUTOJOIN;
 
+constexpr size_t kMaxAddress = 16;  // IPv6
+
 Bytes payload_of(const nlattr* a) {
   const auto* p = static_cast<const uint8_t*>(mnl_attr_get_payload(a));
   return Bytes(p, p + mnl_attr_get_payload_len(a));
@@ -106,6 +108,12 @@ Result<Address> parse_address(const nlmsghdr* nlh) {
   // ifa_flags holds only the low 8 bits; IFA_FLAGS (when sent) has them all.
   a.flags = ifa->ifa_flags;
   if (const nlattr* f = attrs[IFA_FLAGS]; f && mnl_attr_validate(f, MNL_TYPE_U32) == 0) a.flags = mnl_attr_get_u32(f);
+  // At most an IPv6 address: what is read here is sent back by addr_add, whose request
+  // has room for a few addresses, not for kilobytes.
+  for (uint16_t type : {IFA_LOCAL, IFA_ADDRESS, IFA_BROADCAST})
+    if (attrs[type] && mnl_attr_get_payload_len(attrs[type]) > kMaxAddress)
+      return Error::sys(EBADMSG, "netlink: address attribute of " + std::to_string(mnl_attr_get_payload_len(attrs[type])) +
+                                     " bytes");
   if (attrs[IFA_LOCAL]) a.local = payload_of(attrs[IFA_LOCAL]);
   if (attrs[IFA_ADDRESS]) a.address = payload_of(attrs[IFA_ADDRESS]);
   if (attrs[IFA_BROADCAST]) a.broadcast = payload_of(attrs[IFA_BROADCAST]);

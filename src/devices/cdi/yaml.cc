@@ -43,6 +43,26 @@ bool all_digits(std::string_view s, int base) {
   return true;
 }
 
+// A float written as JSON accepts it: digits, a dot, digits (JSON needs a digit on both
+// sides of the dot), then optionally e or E, a sign and digits. Leading zeros of the whole
+// part are dropped: YAML 1.1 reads 01.5 as 1.5, JSON refuses "01.5". Anything else
+// (1.5e, 1.5e-3}, 1.5x) is not a number.
+std::optional<std::string> json_float(std::string_view v) {
+  size_t dot = v.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  std::string_view whole = v.substr(0, dot), rest = v.substr(dot + 1);
+  size_t e = rest.find_first_of("eE");
+  if (!all_digits(whole, 10) || !all_digits(rest.substr(0, e), 10)) return std::nullopt;
+  if (e != std::string_view::npos) {
+    std::string_view exp = rest.substr(e + 1);
+    if (!exp.empty() && (exp[0] == '+' || exp[0] == '-')) exp.remove_prefix(1);
+    if (!all_digits(exp, 10)) return std::nullopt;
+  }
+  size_t nonzero = whole.find_first_not_of('0');
+  whole = nonzero == std::string_view::npos ? whole.substr(whole.size() - 1) : whole.substr(nonzero);
+  return std::string(whole) + "." + std::string(rest);
+}
+
 // A plain scalar as a JSON value.
 std::string plain_scalar(const std::string& s) {
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return "null";
@@ -57,15 +77,7 @@ std::string plain_scalar(const std::string& s) {
   else if (v.size() > 1 && v[0] == '0' && all_digits(v, 8)) n = str::parse_u64(v.substr(1), 8);
   else if (all_digits(v, 10)) n = str::parse_u64(v);
   if (n) return (neg ? "-" : "") + std::to_string(*n);
-  // Floats: digits, one dot, optional exponent (JSON needs a digit on both sides of the dot).
-  size_t dot = v.find('.');
-  if (dot != std::string_view::npos && dot > 0 && all_digits(v.substr(0, dot), 10)) {
-    std::string_view rest = v.substr(dot + 1);
-    size_t e = rest.find_first_of("eE");
-    std::string_view frac = rest.substr(0, e);
-    if (all_digits(frac, 10) && (e == std::string_view::npos || e + 1 < rest.size()))
-      return (neg ? "-" : "") + std::string(v);
-  }
+  if (auto f = json_float(v)) return (neg ? "-" : "") + *f;
   return quote(s);
 }
 
@@ -89,7 +101,7 @@ class Converter {
         bool plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
         size_t at = begin_node();
         out_ += key || !plain ? quote(text) : plain_scalar(text);
-        if (ev.data.scalar.anchor) anchors_[reinterpret_cast<const char*>(ev.data.scalar.anchor)] = out_.substr(at);
+        if (ev.data.scalar.anchor) BERTH_TRY(keep_anchor(ev, reinterpret_cast<const char*>(ev.data.scalar.anchor), at));
         return end_node();
       }
       case YAML_ALIAS_EVENT: {
@@ -116,7 +128,7 @@ class Converter {
         Frame f = stack_.back();
         stack_.pop_back();
         out_ += f.map ? '}' : ']';
-        if (!f.anchor.empty()) anchors_[f.anchor] = out_.substr(f.start);
+        if (!f.anchor.empty()) BERTH_TRY(keep_anchor(ev, f.anchor, f.start));
         return end_node();
       }
       case YAML_DOCUMENT_END_EVENT:
@@ -154,6 +166,18 @@ class Converter {
     return ok();
   }
 
+  // Remembers the text of an anchored node, from `start` to the end of the output. Nested
+  // anchors each hold a copy of what they contain, so their total is bounded as the output
+  // is: 64 KiB of YAML could otherwise make gigabytes of copies.
+  Status keep_anchor(const yaml_event_t& ev, const std::string& name, size_t start) {
+    std::string& slot = anchors_[name];
+    anchor_bytes_ -= slot.size();
+    slot = out_.substr(start);
+    anchor_bytes_ += slot.size();
+    if (anchor_bytes_ > kMaxOutput) return fail(ev, "anchored nodes too large");
+    return ok();
+  }
+
   Status fail(const yaml_event_t& ev, const char* what) {
     return Error::invalid_spec(std::string(source_) + ": line " + std::to_string(ev.start_mark.line + 1) + ": " + what);
   }
@@ -162,6 +186,7 @@ class Converter {
   std::string out_;
   std::vector<Frame> stack_;
   std::map<std::string, std::string> anchors_;
+  size_t anchor_bytes_ = 0;
 };
 
 }  // namespace

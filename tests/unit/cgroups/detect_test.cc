@@ -47,6 +47,31 @@ TEST(CgroupsDetect, V1CoMountedAndEscaped) {
   EXPECT_FALSE(h->unified);
 }
 
+// Found by fuzz_mountinfo (tests/fuzz/corpus/mountinfo/regression-separator-in-fixed-fields):
+// the "-" separator was searched from the first field, so a fixed field of "-" made the
+// next fields look like the filesystem type. linux::parse_mountinfo (and the kernel's
+// format) put it after the six fixed fields.
+TEST(CgroupsDetect, SeparatorComesAfterTheFixedFields) {
+  auto h = parse_host("30 1 0:26 / /sys/fs/cgroup - cgroup2 cgroup2 rw - ext4 /dev/vda rw\n"
+                      "31 1 0:27 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n",
+                      "0::/\n2:pids:/p\n");
+  ASSERT_TRUE(h) << h.error().message();
+  EXPECT_EQ(h->layout, Layout::kV1) << "the first line is an ext4 mount with odd options, not cgroup2";
+  ASSERT_EQ(h->v1.size(), 1u);
+  EXPECT_EQ(h->v1[0].own, "/p");
+  EXPECT_FALSE(parse_host("30 1 0:26 / - cgroup2 cgroup2 rw - ext4 /dev/vda rw\n", "0::/\n"));
+}
+
+// Found by fuzz_mountinfo: detection decoded "\\755" as a byte (0xed) where
+// linux::parse_mountinfo keeps it; both use linux::unescape_mountinfo now.
+TEST(CgroupsDetect, EscapesAsParseMountinfoReadsThem) {
+  auto h = parse_host("32 31 0:29 /x\\755 /sys/fs/cgroup/cpu\\040a rw - cgroup cgroup rw,cpu\n", "1:cpu:/\n");
+  ASSERT_TRUE(h) << h.error().message();
+  ASSERT_EQ(h->v1.size(), 1u);
+  EXPECT_EQ(h->v1[0].root, "/x\\755");
+  EXPECT_EQ(h->v1[0].mountpoint, "/sys/fs/cgroup/cpu a");
+}
+
 TEST(CgroupsDetect, PureV2EvenWithANamedV1Mount) {
   auto h = parse_host(
       "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n"

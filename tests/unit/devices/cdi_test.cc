@@ -102,6 +102,43 @@ TEST(Cdi, YamlToJsonScalars) {
   EXPECT_FALSE(yaml_to_json("", "empty.yaml"));
 }
 
+// Found by fuzz_cdi_yaml (tests/fuzz/corpus/cdi_yaml/regression-float-exponent): a plain
+// scalar with a dot was copied into the JSON text as a number when its exponent was not
+// digits ("1.5e-3}" made the JSON invalid); leading zeros made it invalid too.
+TEST(Cdi, YamlToJsonFloatsAreValidJson) {
+  auto j = yaml_to_json("a: 1.5e-3}\nb: 1.5e+\nc: 1.5ex\nd: 01.5\ne: -00.25E+2\nf: 0.5e-7\ng: 1.5e\n", "t.yaml");
+  ASSERT_TRUE(j) << j.error().message();
+  EXPECT_EQ(*j, R"({"a":"1.5e-3}","b":"1.5e+","c":"1.5ex","d":1.5,"e":-0.25E+2,"f":0.5e-7,"g":"1.5e"})");
+  auto fuzz = yaml_to_json("%YAML 1.1\n--- !cdi\ncdiVersion: \"1.0.0\"\nkin, f: 1.5e-3}\ndevices:\n  - nam%YAML 1.1\n", "t.yaml");
+  ASSERT_TRUE(fuzz) << fuzz.error().message();
+  EXPECT_EQ(*fuzz, R"({"cdiVersion":"1.0.0","kin, f":"1.5e-3}","devices":["nam%YAML 1.1"]})");
+  auto bad = parse_spec("cdiVersion: 0.6.0\nkind: a.com/b\ndevices: [{name: x, containerEdits: {deviceNodes: [{path: /dev/x, uid: 1.5e-3}]}}]\n",
+                        "t.yaml");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("expected an integer"), std::string::npos) << bad.error().message();
+}
+
+// Found while writing fuzz_cdi_yaml, not by it (its out-of-memory limit reports this input):
+// each anchor keeps a copy of its node's text, so 250 nested anchors around 13 MB of
+// expanded aliases took 3.7 GB and 30 s from a 64 KiB file. The copies are bounded like the
+// output now. Not in the seed corpus: every run of it copies 16 MB, which slows fuzzing.
+TEST(Cdi, NestedAnchorsAreBounded) {
+  std::string yaml = "a: &x [";
+  for (int i = 0; i < 7000; ++i) yaml += i ? ",abcdefgh" : "abcdefgh";
+  yaml += "]\nb: ";
+  for (int i = 0; i < 250; ++i) yaml += "&n" + std::to_string(i) + " [";
+  yaml += "[";
+  for (int i = 0; i < 200; ++i) yaml += i ? ",*x" : "*x";
+  yaml += "]" + std::string(250, ']') + "\n";
+  ASSERT_LT(yaml.size(), 65536u);
+  auto j = yaml_to_json(yaml, "bomb.yaml");
+  ASSERT_FALSE(j);
+  EXPECT_NE(j.error().message().find("anchored nodes too large"), std::string::npos) << j.error().message();
+  auto fine = yaml_to_json("a: &x [1, 2]\nb: &y [*x, *x]\nc: [*y, *y, *x]\n", "t.yaml");
+  ASSERT_TRUE(fine) << fine.error().message();
+  EXPECT_EQ(*fine, R"({"a":[1,2],"b":[[1,2],[1,2]],"c":[[[1,2],[1,2]],[[1,2],[1,2]],[1,2]]})");
+}
+
 TEST(Cdi, ValidationNamesTheProblem) {
   struct Bad {
     const char* json;

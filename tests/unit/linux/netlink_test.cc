@@ -11,6 +11,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "linux/netlink.h"
@@ -227,6 +228,74 @@ TEST(NetlinkReply, CallbackErrorStopsTheWalk) {
   EXPECT_EQ(r.error().message(), "stop");
 }
 
+// Found by fuzz_netlink: a length of 2 GiB or more passed libmnl's check as a negative int
+// and aligned to 0, so the walk never advanced.
+TEST(NetlinkReply, HugeLengthIsTruncatedNotALoop) {
+  Bytes b = link_reply(9, 1, "lo", 0);
+  Bytes huge = {0xff, 0xff, 0xff, 0xff, 0x10, 0x00, 0x02, 0x00, 0x09, 0, 0, 0, 0, 0, 0, 0};
+  huge.resize(32, 0);
+  for (uint32_t len : {0xffffffffu, 0xfffffffdu, 0x80000000u}) {
+    std::memcpy(huge.data(), &len, 4);
+    auto w = walk(concat({b, huge}), 9);
+    ASSERT_FALSE(w.result) << len;
+    EXPECT_EQ(w.result.error().err(), EBADMSG);
+    EXPECT_EQ(w.types, std::vector<uint16_t>{RTM_NEWLINK}) << "the message before it was read";
+  }
+}
+
+// Found by fuzz_netlink (tests/fuzz/corpus/netlink/regression-error-int-min): the error code
+// INT_MIN was negated (undefined behaviour); a code outside errno's range is EBADMSG.
+TEST(NetlinkReply, ErrorCodeOutOfRangeIsBadMessage) {
+  const uint8_t fuzz[] = {0x44, 0, 0, 0, 0x02, 0, 0, 0x03, 0x09, 0, 0, 0, 0x91, 0, 0, 0, 0, 0, 0, 0x80, 0x8b, 0, 0, 0,
+                          0,    0, 0, 0, 0,    0, 0, 0,    0,    0, 0, 0, 0,    0, 1, 0, 0, 0, 0, 0, 0, 0,    0, 0,
+                          0x60, 1, 0, 0, 0,    0, 0, 0,    0,    0, 0, 0, 0,    0, 0, 0, 0, 0, 0, 0, 0, 0};
+  auto r = walk_replies(fuzz, sizeof fuzz, 9, 0, {});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err(), EBADMSG);
+  for (int code : {INT_MIN, -4096, 5}) {
+    Bytes e = ack(9, 0);
+    std::memcpy(e.data() + 16, &code, 4);
+    auto w = walk(e, 9);
+    ASSERT_FALSE(w.result) << code;
+    EXPECT_EQ(w.result.error().err(), EBADMSG) << code;
+    Bytes d = done(9);
+    std::memcpy(d.data() + 16, &code, 4);
+    auto wd = walk(d, 9);
+    if (code < 0) {
+      ASSERT_FALSE(wd.result) << code;
+      EXPECT_EQ(wd.result.error().err(), EBADMSG) << code;
+    } else {
+      EXPECT_TRUE(wd.result) << "DONE with a positive value is a plain end of dump";
+    }
+  }
+  auto w = walk(ack(9, 4095), 9);
+  ASSERT_FALSE(w.result);
+  EXPECT_EQ(w.result.error().err(), 4095) << "the largest errno is still an errno";
+}
+
+// libmnl walks attributes up to the message length rounded up to 4: for a last message
+// without its padding that is past the datagram (tests/fuzz/corpus/netlink/
+// regression-unpadded-last). An attribute that runs past the message is not read, and the
+// datagram is truncated before its message reaches the callback.
+TEST(NetlinkParse, AttributePastTheMessageIsIgnored) {
+  Bytes b = link_reply(1, 42, "lo", 0);
+  ASSERT_EQ(b.size(), 48u);  // header, ifinfomsg, IFLA_MTU, IFLA_IFNAME "lo" (7 bytes, padded)
+  b[0] = 47;                 // the message ends one byte into the name's padding...
+  b[40] = 8;                 // ...and the name attribute claims that byte too
+  b.resize(47);
+  auto* exact = new uint8_t[b.size()];
+  std::memcpy(exact, b.data(), b.size());
+  auto l = parse_link(reinterpret_cast<const nlmsghdr*>(exact));
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->index, 42);
+  EXPECT_EQ(l->name, "") << "IFLA_IFNAME runs past nlmsg_len";
+  auto w = walk(b, 1);
+  ASSERT_FALSE(w.result);
+  EXPECT_EQ(w.result.error().err(), EBADMSG);
+  EXPECT_TRUE(w.types.empty());
+  delete[] exact;
+}
+
 TEST(NetlinkParse, Link) {
   Bytes b = link_reply(1, 42, "enp59s0f0np0", IFF_UP | IFF_BROADCAST);
   auto l = parse_link(reinterpret_cast<const nlmsghdr*>(b.data()));
@@ -256,6 +325,33 @@ TEST(NetlinkParse, AddressesAndWhichMove) {
   EXPECT_FALSE(moves_with_device(*parse_address(reinterpret_cast<const nlmsghdr*>(link_local.data()))));
   Bytes dynamic = addr_reply(1, 4, AF_INET6, "2001:db8::5", 64, RT_SCOPE_UNIVERSE, 0, 0u);  // SLAAC: not permanent
   EXPECT_FALSE(moves_with_device(*parse_address(reinterpret_cast<const nlmsghdr*>(dynamic.data()))));
+}
+
+// fuzz_netlink's round trip (an address read is re-added by addr_add) on a crafted reply:
+// an IFA_ADDRESS of 1100 bytes overflowed addr_add's 1 KiB request buffer. Addresses are
+// at most 16 bytes (tests/fuzz/corpus/netlink/regression-address-1100-bytes).
+TEST(NetlinkParse, OversizedAddressIsBadMessage) {
+  for (uint16_t len : {17, 1100}) {
+    // Built by hand: a Message has no room for this either.
+    uint16_t attr_len = static_cast<uint16_t>(sizeof(nlattr) + len);
+    Bytes b(sizeof(nlmsghdr) + sizeof(ifaddrmsg) + ((attr_len + 3u) & ~3u), 0);
+    auto* nlh = reinterpret_cast<nlmsghdr*>(b.data());
+    nlh->nlmsg_len = static_cast<uint32_t>(b.size());
+    nlh->nlmsg_type = RTM_NEWADDR;
+    auto* ifa = reinterpret_cast<ifaddrmsg*>(b.data() + sizeof(nlmsghdr));
+    ifa->ifa_family = AF_INET6;
+    ifa->ifa_index = 3;
+    auto* attr = reinterpret_cast<nlattr*>(b.data() + sizeof(nlmsghdr) + sizeof(ifaddrmsg));
+    attr->nla_len = attr_len;
+    attr->nla_type = IFA_ADDRESS;
+    auto a = parse_address(nlh);
+    ASSERT_FALSE(a) << len;
+    EXPECT_EQ(a.error().err(), EBADMSG);
+  }
+  Bytes v6 = addr_reply(1, 4, AF_INET6, "fd00::7", 64, RT_SCOPE_UNIVERSE, 0, IFA_F_PERMANENT);
+  auto a = parse_address(reinterpret_cast<const nlmsghdr*>(v6.data()));
+  ASSERT_TRUE(a);
+  EXPECT_EQ(addr_add(2, 4, *a).bytes().size(), 44u) << "16 bytes fit: header, ifaddrmsg, IFA_ADDRESS";
 }
 
 TEST(NetlinkParse, RdmaSystemAndDevice) {
