@@ -1,17 +1,42 @@
-// Folding device-module Edits into the plan (see extend.h).
+// Folding device-module Edits into the plan (see extend.h): process.env, additional GIDs,
+// nodes and their cgroup rules, binds, links, files, overlays, ldconfig runs.
 #include "container/extend.h"
 
 #include <sys/stat.h>
+
+#include <algorithm>
 
 #include "linux/paths.h"
 #include "linux/rootfs/options.h"
 
 namespace berth::container {
+namespace {
 
-void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec::Process& process,
-                 std::vector<spec::DeviceRule>& rules, bool user_ns) {
-  for (const auto& env : e.env) process.env.push_back(env);
-  for (uint32_t g : e.additional_gids) process.user.additional_gids.push_back(g);
+// NAME=value replaces a NAME already in the environment, in place, as the CDI library and
+// Docker do: getenv() returns the first match, so an appended duplicate would be ignored.
+void set_env(std::vector<std::string>& env, const std::string& entry) {
+  size_t eq = entry.find('=');
+  if (eq == std::string::npos) return env.push_back(entry);
+  std::string prefix = entry.substr(0, eq + 1);
+  auto same = [&](const std::string& x) { return x.compare(0, prefix.size(), prefix) == 0; };
+  auto first = std::find_if(env.begin(), env.end(), same);
+  if (first == env.end()) return env.push_back(entry);
+  *first = entry;
+  env.erase(std::remove_if(first + 1, env.end(), same), env.end());
+}
+
+spec::DeviceRule allow_rule(const devices::DeviceNode& n) {
+  spec::DeviceRule r;
+  r.allow = true;
+  r.type = std::string(1, n.type == 'b' ? 'b' : 'c');
+  r.major = n.major;
+  r.minor = n.minor;
+  r.access = n.access;
+  return r;
+}
+
+void merge_nodes(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, std::vector<spec::DeviceRule>& rules,
+                 bool user_ns) {
   for (const auto& n : e.nodes) {
     linux::rootfs::DeviceStep d;
     d.path = linux::clean_path(n.container_path);
@@ -25,15 +50,12 @@ void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec:
     d.host_path = n.host_path.empty() ? n.container_path : n.host_path;
     std::erase_if(plan.devices, [&](const linux::rootfs::DeviceStep& x) { return x.path == d.path; });
     plan.devices.push_back(d);
-    spec::DeviceRule r;
-    r.allow = true;
-    r.type = std::string(1, n.type == 'b' ? 'b' : 'c');
-    r.major = n.major;
-    r.minor = n.minor;
-    r.access = n.access;
-    rules.push_back(r);
+    rules.push_back(allow_rule(n));
   }
   rules.insert(rules.end(), e.extra_rules.begin(), e.extra_rules.end());
+}
+
+void merge_mounts(const devices::Edits& e, linux::rootfs::RootfsPlan& plan) {
   for (const auto& m : e.mounts) {
     linux::rootfs::MountStep s;
     s.kind = linux::rootfs::MountKind::kBind;
@@ -46,8 +68,9 @@ void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec:
     s.file = ::stat(m.host_path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
     plan.mounts.push_back(std::move(s));
   }
-  for (const auto& l : e.symlinks) plan.links.push_back({l.target, linux::clean_path(l.container_path)});
-  for (const auto& f : e.files) plan.files.push_back({linux::clean_path(f.container_path), f.content, f.mode});
+}
+
+void merge_overlays(const devices::Edits& e, linux::rootfs::RootfsPlan& plan) {
   for (const auto& o : e.overlays) {
     linux::rootfs::OverlayStep s;
     s.path = linux::clean_path(o.container_path);
@@ -55,6 +78,21 @@ void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec:
     for (const auto& b : o.binds) s.binds.emplace_back(b.host_path, b.container_path);
     plan.overlays.push_back(std::move(s));
   }
+}
+
+}  // namespace
+
+void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec::Process& process,
+                 std::vector<spec::DeviceRule>& rules, bool user_ns) {
+  for (const auto& env : e.env) set_env(process.env, env);
+  auto& gids = process.user.additional_gids;
+  for (uint32_t g : e.additional_gids)
+    if (std::find(gids.begin(), gids.end(), g) == gids.end()) gids.push_back(g);
+  merge_nodes(e, plan, rules, user_ns);
+  merge_mounts(e, plan);
+  for (const auto& l : e.symlinks) plan.links.push_back({l.target, linux::clean_path(l.container_path)});
+  for (const auto& f : e.files) plan.files.push_back({linux::clean_path(f.container_path), f.content, f.mode});
+  merge_overlays(e, plan);
   for (const auto& l : e.ldconfig) plan.exec_after_pivot.push_back({l.host_binary, l.args});
 }
 

@@ -66,7 +66,7 @@ struct StagedHook {
 };
 
 struct Edits {
-  std::vector<std::string> env;             // appended to process.env (NAME=value)
+  std::vector<std::string> env;             // NAME=value, replacing NAME in process.env
   std::vector<DeviceNode> nodes;
   std::vector<BindMount> mounts;            // after the spec's mounts, in order
   std::vector<Symlink> symlinks;
