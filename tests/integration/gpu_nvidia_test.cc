@@ -237,10 +237,8 @@ namespace berth::test::gpu {
 namespace {
 
 // Disabled until the rootfs applier binds files (not only directories) into an overlay:
-// Applier::mount_overlay creates every bind target as a directory, so the MIG access
-// files fail with EINVAL. With the three-line change described in docs/gpu.md ("What
-// the rootfs applier still needs") this test passes.
-TEST(GpuNvidia, DISABLED_MigDeviceByUuid) {
+// A MIG device's GI and CI `access` files are bound into the procfs overlay as files.
+TEST(GpuNvidia, MigDeviceByUuid) {
   ASSERT_FALSE(fixture().empty());
   Runtime rt;
   Bundle b;
