@@ -128,6 +128,14 @@ TEST(GpuNvidia, HostProgramsGetNoImageEnvironment) {
   std::string dump = read_file(b.rootfs() + "/envdump.out");
   EXPECT_TRUE(contains(dump, "arg -C\narg /etc/ld.so.cache\n")) << dump;
   EXPECT_FALSE(contains(dump, "env ")) << "CVE-2025-23266: no environment at all\n" << dump;
+  // And little power: CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER (bits 1-3), no way
+  // to gain more by exec, no fd of the init.
+  EXPECT_TRUE(contains(dump, "status NoNewPrivs:\t1\n")) << dump;
+  for (const char* set : {"CapPrm", "CapEff", "CapBnd"})
+    EXPECT_TRUE(contains(dump, std::string("status ") + set + ":\t000000000000000e\n")) << set << "\n" << dump;
+  EXPECT_TRUE(contains(dump, "status CapInh:\t0000000000000000\n")) << dump;
+  EXPECT_TRUE(contains(dump, "status CapAmb:\t0000000000000000\n")) << dump;
+  EXPECT_FALSE(contains(dump, "fd ")) << "only stdio is left open\n" << dump;
 }
 
 TEST(GpuNvidia, ImageSymlinkTrapsStayInsideTheRootfs) {
