@@ -25,6 +25,12 @@ void set_env(std::vector<std::string>& env, const std::string& entry) {
   env.erase(std::remove_if(first + 1, env.end(), same), env.end());
 }
 
+// /dev is a bind mount (of the host's /dev, mostly): nothing is made in it, a node must be
+// there already (see DeviceStep::existing) and links are the source's own (udev's).
+bool in_bound_dev(const linux::rootfs::RootfsPlan& plan, const std::string& path) {
+  return !plan.setup_dev && path.compare(0, 5, "/dev/") == 0;
+}
+
 spec::DeviceRule allow_rule(const devices::DeviceNode& n) {
   spec::DeviceRule r;
   r.allow = true;
@@ -48,6 +54,7 @@ void merge_nodes(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, std::
     d.gid = n.gid;
     d.bind = user_ns;
     d.host_path = n.host_path.empty() ? n.container_path : n.host_path;
+    d.existing = in_bound_dev(plan, d.path);
     std::erase_if(plan.devices, [&](const linux::rootfs::DeviceStep& x) { return x.path == d.path; });
     plan.devices.push_back(d);
     rules.push_back(allow_rule(n));
@@ -90,7 +97,9 @@ void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec:
     if (std::find(gids.begin(), gids.end(), g) == gids.end()) gids.push_back(g);
   merge_nodes(e, plan, rules, user_ns);
   merge_mounts(e, plan);
-  for (const auto& l : e.symlinks) plan.links.push_back({l.target, linux::clean_path(l.container_path)});
+  for (const auto& l : e.symlinks)
+    if (!in_bound_dev(plan, linux::clean_path(l.container_path)))
+      plan.links.push_back({l.target, linux::clean_path(l.container_path)});
   for (const auto& f : e.files) plan.files.push_back({linux::clean_path(f.container_path), f.content, f.mode});
   merge_overlays(e, plan);
   for (const auto& l : e.ldconfig) plan.exec_after_pivot.push_back({l.host_binary, l.args});

@@ -138,6 +138,61 @@ TEST(GpuNvidia, HostProgramsGetNoImageEnvironment) {
   EXPECT_FALSE(contains(dump, "fd ")) << "only stdio is left open\n" << dump;
 }
 
+// docker -v /dev:/dev: /dev is a bind mount, so nodes are neither made nor changed in it
+// (that would be the host's /dev); the GPU's nodes must be there already, and the device
+// cgroup still limits the container to the selected ones. A missing node fails create.
+class BoundDev {
+ public:
+  BoundDev() {
+    run_cmd({"cp", "-a", fixture() + "/dev/.", dir_.path()});
+    run_cmd({"cp", "-a", "/dev/null", dir_.path() + "/null"});
+    for (const char* d : {"pts", "shm", "mqueue"}) std::filesystem::create_directories(dir_.path() + "/" + d);
+  }
+  const std::string& path() const { return dir_.path(); }
+  std::string listing() const { return run_cmd({"ls", "-lnR", "--time-style=full-iso", dir_.path()}).out; }
+  void use_in(Bundle& b) const {
+    for (auto& m : b.spec().mounts)
+      if (m.destination == "/dev") m = {"/dev", "bind", dir_.path(), {"rbind"}, {}, {}};
+  }
+
+ private:
+  TempDir dir_{"berth-gpu-dev"};
+};
+
+TEST(GpuNvidia, BoundDevKeepsItsNodesUntouched) {
+  ASSERT_FALSE(fixture().empty());
+  BoundDev dev;
+  std::string before = dev.listing();
+  Runtime rt;
+  Bundle b;
+  dev.use_in(b);
+  b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=1");
+  b.script("ls /dev/nvidia0 /dev/nvidia1 > /out");
+  std::string cg = cgroup_for(b, "bounddev");
+  GpuRun r = create_start_wait(rt, b, "gpu-bounddev", cg);
+  ASSERT_EQ(r.create.code, 0) << r.create.err;
+  ASSERT_TRUE(r.stopped) << "the container did not finish";
+  EXPECT_EQ(read_file(b.rootfs() + "/out"), "/dev/nvidia0\n/dev/nvidia1\n") << "the bound /dev as it is";
+  EXPECT_TRUE(contains(r.devices, "c 195:0 rw")) << "GPU 1 (minor 0) allowed\n" << r.devices;
+  EXPECT_FALSE(contains(r.devices, "c 195:1 rw")) << "the other GPU's node is there, but not allowed\n" << r.devices;
+  EXPECT_EQ(dev.listing(), before) << "nothing made, chmod'ed or chowned in the bind's source";
+}
+
+TEST(GpuNvidia, BoundDevWithoutTheNodeFailsCreate) {
+  ASSERT_FALSE(fixture().empty());
+  BoundDev dev;
+  std::filesystem::remove(dev.path() + "/nvidia-uvm");
+  Runtime rt;
+  Bundle b;
+  dev.use_in(b);
+  b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=1");
+  auto r = rt({"create", "--bundle", (stand_in_proc_driver(b), b.write(), b.path()), "gpu-bounddev-missing"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "device /dev/nvidia-uvm: /dev is a bind mount, where berth makes no device nodes, and it has "
+                              "no /dev/nvidia-uvm")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dev.path() + "/nvidia-uvm"));
+}
+
 TEST(GpuNvidia, ImageSymlinkTrapsStayInsideTheRootfs) {
   ASSERT_FALSE(fixture().empty());
   Runtime rt;

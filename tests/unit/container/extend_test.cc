@@ -31,5 +31,21 @@ TEST(MergeEdits, AdditionalGidsOnce) {
   EXPECT_EQ(m.process.user.additional_gids, (std::vector<uint32_t>{44, 45}));
 }
 
+TEST(MergeEdits, NodesInABoundDevAreOnlyCheckedAndLinksThereLeftToTheSource) {
+  Merged m;
+  m.plan.setup_dev = false;  // a bind mount at /dev
+  devices::Edits e;
+  e.nodes = {{"/dev/nvidia0", "/dev/nvidia0", 'c', 195, 0, 0666, 0, 0, "rwm"},
+             {"/opt/dev/x", "/dev/x", 'c', 10, 1, 0666, 0, 0, "rw"}};
+  e.symlinks = {{"../card1", "/dev/dri/by-path/pci-0000:06:00.0-card"}, {"libcuda.so.1", "/usr/lib/libcuda.so"}};
+  merge_edits(e, m.plan, m.process, m.rules, false);
+  ASSERT_EQ(m.plan.devices.size(), 2u);
+  EXPECT_TRUE(m.plan.devices[0].existing) << "never made in the bind's source";
+  EXPECT_FALSE(m.plan.devices[1].existing) << "outside /dev, made as usual";
+  ASSERT_EQ(m.rules.size(), 2u) << "the cgroup still allows them";
+  ASSERT_EQ(m.plan.links.size(), 1u);
+  EXPECT_EQ(m.plan.links[0].path, "/usr/lib/libcuda.so");
+}
+
 }  // namespace
 }  // namespace berth::container
