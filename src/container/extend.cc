@@ -1,5 +1,6 @@
-// Folding device-module Edits into the plan (see extend.h): process.env, additional GIDs,
-// nodes and their cgroup rules, binds, links, files, overlays, ldconfig runs.
+// Folding device-module Edits into the spec and the plan (see extend.h): hooks,
+// linux.netDevices, process.env, additional GIDs, nodes and their cgroup rules, binds,
+// links, files, overlays, ldconfig runs.
 #include "container/extend.h"
 
 #include <sys/stat.h>
@@ -87,7 +88,64 @@ void merge_overlays(const devices::Edits& e, linux::rootfs::RootfsPlan& plan) {
   }
 }
 
+std::vector<spec::Hook>* stage_list(spec::Hooks& h, const std::string& stage) {
+  if (stage == "prestart") return &h.prestart;
+  if (stage == "createRuntime") return &h.create_runtime;
+  if (stage == "createContainer") return &h.create_container;
+  if (stage == "startContainer") return &h.start_container;
+  if (stage == "poststart") return &h.poststart;
+  if (stage == "poststop") return &h.poststop;
+  return nullptr;
+}
+
+Status merge_hooks(const std::vector<devices::StagedHook>& hooks, spec::Spec& spec) {
+  for (const auto& h : hooks) {
+    if (!spec.hooks) spec.hooks.emplace();
+    std::vector<spec::Hook>* list = stage_list(*spec.hooks, h.stage);
+    if (!list) return Error::invalid_spec("CDI hook " + h.hook.path + ": unknown hook stage \"" + h.stage + "\"");
+    list->push_back(h.hook);
+  }
+  return ok();
+}
+
+std::string name_inside(const std::string& host, const spec::NetDevice& d) { return d.name.empty() ? host : d.name; }
+
+Status add_net_device(std::map<std::string, spec::NetDevice>& have, const std::string& host, const spec::NetDevice& dev) {
+  std::string inside = name_inside(host, dev);
+  if (auto same = have.find(host); same != have.end()) {
+    if (name_inside(host, same->second) == inside) return ok();
+    return Error::invalid_spec("CDI netDevices: " + host + " is moved as " + name_inside(host, same->second) +
+                               " by linux.netDevices and as " + inside + " by a CDI device");
+  }
+  // A template name ("net%d") is numbered by the kernel: two of them do not collide.
+  for (const auto& [other, d] : have)
+    if (name_inside(other, d) == inside && inside.find('%') == std::string::npos)
+      return Error::invalid_spec("CDI netDevices: " + host + " and " + other + " would both be " + inside + " in the container");
+  have[host] = dev;
+  return ok();
+}
+
+Status merge_net_devices(const std::map<std::string, spec::NetDevice>& add, spec::Spec& spec) {
+  if (add.empty()) return ok();
+  bool netns = spec.linux && std::any_of(spec.linux->namespaces.begin(), spec.linux->namespaces.end(),
+                                         [](const spec::Namespace& n) { return n.type == "network"; });
+  if (!netns)
+    return Error::invalid_spec("CDI netDevices (" + add.begin()->first +
+                               "): unable to move network devices without a private NET namespace (linux.namespaces)");
+  for (const auto& [host, dev] : add) BERTH_TRY(add_net_device(spec.linux->net_devices, host, dev));
+  return ok();
+}
+
 }  // namespace
+
+Result<bool> merge_spec_edits(devices::Edits& e, spec::Spec& spec) {
+  bool changed = !e.hooks.empty() || !e.net_devices.empty();
+  BERTH_TRY(merge_hooks(e.hooks, spec));
+  BERTH_TRY(merge_net_devices(e.net_devices, spec));
+  e.hooks.clear();
+  e.net_devices.clear();
+  return changed;
+}
 
 void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec::Process& process,
                  std::vector<spec::DeviceRule>& rules, bool user_ns) {
