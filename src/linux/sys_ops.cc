@@ -167,7 +167,11 @@ ChildFailure harden_child() {
   if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) return {"clear ambient capabilities", errno};
   __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2] = {};
-  data[0].effective = data[0].permitted = static_cast<uint32_t>(kProgramCaps);
+  if (::syscall(SYS_capget, &hdr, data) < 0) return {"capget", errno};
+  // Only lowered: a capability the init lacks cannot be raised (capset would fail).
+  uint32_t keep = data[0].permitted & static_cast<uint32_t>(kProgramCaps);
+  data[0] = {keep, keep, 0};
+  data[1] = {0, 0, 0};
   if (::syscall(SYS_capset, &hdr, data) < 0) return {"capset", errno};
   return {nullptr, 0};
 }

@@ -123,6 +123,7 @@ Status validate_edits(const ContainerEdits& e, const std::string& where) {
   for (const auto& h : e.hooks) {
     if (!kHookNames.count(h.hook_name)) return Error::invalid_spec(where + ": hooks: unknown hookName \"" + h.hook_name + "\"");
     if (h.path.empty() || h.path[0] != '/') return Error::invalid_spec(where + ": hooks: path \"" + h.path + "\" is not absolute");
+    if (h.timeout && *h.timeout <= 0) return Error::invalid_spec(where + ": hooks: " + h.path + ": timeout must be greater than zero");
   }
   for (const auto& n : e.net_devices) {
     if (!ifname_ok(n.host_interface_name))

@@ -115,6 +115,7 @@ TEST(Cdi, ValidationNamesTheProblem) {
            {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{}},{"name":"x","containerEdits":{}}]})", "defined twice"},
            {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{"deviceNodes":[{"path":"dev/x"}]}}]})", "not absolute"},
            {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{"hooks":[{"hookName":"later","path":"/h"}]}}]})", "unknown hookName"},
+           {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{"hooks":[{"hookName":"poststart","path":"/h","timeout":0}]}}]})", "/h: timeout must be greater than zero"},
            {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{"env":["NOEQUALS"]}}]})", "NAME=value"},
            {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{"deviceNodes":[{"path":"/dev/x","major":"a"}]}}]})", "expected an integer"},
        }) {
