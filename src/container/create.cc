@@ -231,6 +231,9 @@ Status create_steps(Creation& c) {
   // The whole plan first: device modules add cgroup rules before the cgroup exists.
   OciState state = container::to_oci_state(c.record, ContainerStatus::kCreating);
   BERTH_ASSIGN(auto built, container::build_init(c.spec, c.o, c.record.rootfs, state));
+  // start and delete run poststart/poststop hooks from the config copy: those added by
+  // device modules (CDI) must be in it.
+  if (built->spec_changed) BERTH_TRY(c.dir->write_config(c.spec));
   BERTH_ASSIGN(c.moves, network_moves(c.spec));
   if (!c.moves.empty()) built->cfg.wants_runtime_hooks = true;  // the init pauses at kHooks
   t.mark("plan");

@@ -60,16 +60,6 @@ Status load_modules_if_needed(const devices::NvidiaConfig& cfg, const nv::Reques
   return nv::load_kernel_modules(cfg.modprobe, mods).context("nvidia.loadKernelModules");
 }
 
-// What merge_edits cannot fold in yet is refused by name rather than dropped.
-Status refuse_unmerged(const devices::Edits& e) {
-  if (!e.hooks.empty())
-    return Error::unsupported("CDI hook " + e.hooks[0].hook.path + " (" + e.hooks[0].stage +
-                              "): hooks from CDI specs are not run by this build");
-  if (e.intel_rdt) return Error::unsupported("CDI intelRdt: not supported by this build");
-  if (!e.net_devices.empty()) return Error::unsupported("CDI netDevices: not supported by this build");
-  return ok();
-}
-
 }  // namespace
 
 Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const DeviceContext& ctx) {
@@ -108,7 +98,6 @@ Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const Device
     BERTH_TRY(nv::translate_cdi_hooks(cdi, spec, cfg.nvidia, ctx.rootfs));
     devices::append(out, cdi);
   }
-  BERTH_TRY(refuse_unmerged(out));
   return out;
 }
 

@@ -1,17 +1,49 @@
-// Folding device-module Edits into the plan (see extend.h).
+// Folding device-module Edits into the spec and the plan (see extend.h): hooks,
+// linux.netDevices, process.env, additional GIDs, nodes and their cgroup rules, binds,
+// links, files, overlays, ldconfig runs.
 #include "container/extend.h"
 
 #include <sys/stat.h>
+
+#include <algorithm>
 
 #include "linux/paths.h"
 #include "linux/rootfs/options.h"
 
 namespace berth::container {
+namespace {
 
-void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec::Process& process,
-                 std::vector<spec::DeviceRule>& rules, bool user_ns) {
-  for (const auto& env : e.env) process.env.push_back(env);
-  for (uint32_t g : e.additional_gids) process.user.additional_gids.push_back(g);
+// NAME=value replaces a NAME already in the environment, in place, as the CDI library and
+// Docker do: getenv() returns the first match, so an appended duplicate would be ignored.
+void set_env(std::vector<std::string>& env, const std::string& entry) {
+  size_t eq = entry.find('=');
+  if (eq == std::string::npos) return env.push_back(entry);
+  std::string prefix = entry.substr(0, eq + 1);
+  auto same = [&](const std::string& x) { return x.compare(0, prefix.size(), prefix) == 0; };
+  auto first = std::find_if(env.begin(), env.end(), same);
+  if (first == env.end()) return env.push_back(entry);
+  *first = entry;
+  env.erase(std::remove_if(first + 1, env.end(), same), env.end());
+}
+
+// /dev is a bind mount (of the host's /dev, mostly): nothing is made in it, a node must be
+// there already (see DeviceStep::existing) and links are the source's own (udev's).
+bool in_bound_dev(const linux::rootfs::RootfsPlan& plan, const std::string& path) {
+  return !plan.setup_dev && path.compare(0, 5, "/dev/") == 0;
+}
+
+spec::DeviceRule allow_rule(const devices::DeviceNode& n) {
+  spec::DeviceRule r;
+  r.allow = true;
+  r.type = std::string(1, n.type == 'b' ? 'b' : 'c');
+  r.major = n.major;
+  r.minor = n.minor;
+  r.access = n.access;
+  return r;
+}
+
+void merge_nodes(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, std::vector<spec::DeviceRule>& rules,
+                 bool user_ns) {
   for (const auto& n : e.nodes) {
     linux::rootfs::DeviceStep d;
     d.path = linux::clean_path(n.container_path);
@@ -23,17 +55,15 @@ void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec:
     d.gid = n.gid;
     d.bind = user_ns;
     d.host_path = n.host_path.empty() ? n.container_path : n.host_path;
+    d.existing = in_bound_dev(plan, d.path);
     std::erase_if(plan.devices, [&](const linux::rootfs::DeviceStep& x) { return x.path == d.path; });
     plan.devices.push_back(d);
-    spec::DeviceRule r;
-    r.allow = true;
-    r.type = std::string(1, n.type == 'b' ? 'b' : 'c');
-    r.major = n.major;
-    r.minor = n.minor;
-    r.access = n.access;
-    rules.push_back(r);
+    rules.push_back(allow_rule(n));
   }
   rules.insert(rules.end(), e.extra_rules.begin(), e.extra_rules.end());
+}
+
+void merge_mounts(const devices::Edits& e, linux::rootfs::RootfsPlan& plan) {
   for (const auto& m : e.mounts) {
     linux::rootfs::MountStep s;
     s.kind = linux::rootfs::MountKind::kBind;
@@ -46,8 +76,9 @@ void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec:
     s.file = ::stat(m.host_path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
     plan.mounts.push_back(std::move(s));
   }
-  for (const auto& l : e.symlinks) plan.links.push_back({l.target, linux::clean_path(l.container_path)});
-  for (const auto& f : e.files) plan.files.push_back({linux::clean_path(f.container_path), f.content, f.mode});
+}
+
+void merge_overlays(const devices::Edits& e, linux::rootfs::RootfsPlan& plan) {
   for (const auto& o : e.overlays) {
     linux::rootfs::OverlayStep s;
     s.path = linux::clean_path(o.container_path);
@@ -55,6 +86,80 @@ void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec:
     for (const auto& b : o.binds) s.binds.emplace_back(b.host_path, b.container_path);
     plan.overlays.push_back(std::move(s));
   }
+}
+
+std::vector<spec::Hook>* stage_list(spec::Hooks& h, const std::string& stage) {
+  if (stage == "prestart") return &h.prestart;
+  if (stage == "createRuntime") return &h.create_runtime;
+  if (stage == "createContainer") return &h.create_container;
+  if (stage == "startContainer") return &h.start_container;
+  if (stage == "poststart") return &h.poststart;
+  if (stage == "poststop") return &h.poststop;
+  return nullptr;
+}
+
+Status merge_hooks(const std::vector<devices::StagedHook>& hooks, spec::Spec& spec) {
+  for (const auto& h : hooks) {
+    if (!spec.hooks) spec.hooks.emplace();
+    std::vector<spec::Hook>* list = stage_list(*spec.hooks, h.stage);
+    if (!list) return Error::invalid_spec("CDI hook " + h.hook.path + ": unknown hook stage \"" + h.stage + "\"");
+    list->push_back(h.hook);
+  }
+  return ok();
+}
+
+std::string name_inside(const std::string& host, const spec::NetDevice& d) { return d.name.empty() ? host : d.name; }
+
+Status add_net_device(std::map<std::string, spec::NetDevice>& have, const std::string& host, const spec::NetDevice& dev) {
+  std::string inside = name_inside(host, dev);
+  if (auto same = have.find(host); same != have.end()) {
+    if (name_inside(host, same->second) == inside) return ok();
+    return Error::invalid_spec("CDI netDevices: " + host + " is moved as " + name_inside(host, same->second) +
+                               " by linux.netDevices and as " + inside + " by a CDI device");
+  }
+  // A template name ("net%d") is numbered by the kernel: two of them do not collide.
+  for (const auto& [other, d] : have)
+    if (name_inside(other, d) == inside && inside.find('%') == std::string::npos)
+      return Error::invalid_spec("CDI netDevices: " + host + " and " + other + " would both be " + inside + " in the container");
+  have[host] = dev;
+  return ok();
+}
+
+Status merge_net_devices(const std::map<std::string, spec::NetDevice>& add, spec::Spec& spec) {
+  if (add.empty()) return ok();
+  bool netns = spec.linux && std::any_of(spec.linux->namespaces.begin(), spec.linux->namespaces.end(),
+                                         [](const spec::Namespace& n) { return n.type == "network"; });
+  if (!netns)
+    return Error::invalid_spec("CDI netDevices (" + add.begin()->first +
+                               "): unable to move network devices without a private NET namespace (linux.namespaces)");
+  for (const auto& [host, dev] : add) BERTH_TRY(add_net_device(spec.linux->net_devices, host, dev));
+  return ok();
+}
+
+}  // namespace
+
+Result<bool> merge_spec_edits(devices::Edits& e, spec::Spec& spec) {
+  bool changed = !e.hooks.empty() || !e.net_devices.empty();
+  BERTH_TRY(merge_hooks(e.hooks, spec));
+  BERTH_TRY(merge_net_devices(e.net_devices, spec));
+  e.hooks.clear();
+  e.net_devices.clear();
+  return changed;
+}
+
+void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec::Process& process,
+                 std::vector<spec::DeviceRule>& rules, bool user_ns) {
+  for (const auto& env : e.env) set_env(process.env, env);
+  auto& gids = process.user.additional_gids;
+  for (uint32_t g : e.additional_gids)
+    if (std::find(gids.begin(), gids.end(), g) == gids.end()) gids.push_back(g);
+  merge_nodes(e, plan, rules, user_ns);
+  merge_mounts(e, plan);
+  for (const auto& l : e.symlinks)
+    if (!in_bound_dev(plan, linux::clean_path(l.container_path)))
+      plan.links.push_back({l.target, linux::clean_path(l.container_path)});
+  for (const auto& f : e.files) plan.files.push_back({linux::clean_path(f.container_path), f.content, f.mode});
+  merge_overlays(e, plan);
   for (const auto& l : e.ldconfig) plan.exec_after_pivot.push_back({l.host_binary, l.args});
 }
 

@@ -74,16 +74,23 @@ Status prepare_seccomp(process::InitConfig& c, const spec::Seccomp& profile, con
   return ok();
 }
 
+// Hooks the init runs itself; prestart and createRuntime run in the parent at kHooks.
+void take_hooks(process::InitConfig& c, const spec::Spec& spec) {
+  if (!spec.hooks) return;
+  c.create_container_hooks = spec.hooks->create_container;
+  c.start_container_hooks = spec.hooks->start_container;
+  c.wants_runtime_hooks = !spec.hooks->prestart.empty() || !spec.hooks->create_runtime.empty();
+}
+
 // Without a mount namespace of its own the container shares the host's mount table: it is
 // chrooted into root.path and nothing is mounted, since every mount would land on the host
 // (runc mounts them there anyway). Asking for mounts or masks then is an error.
 Result<std::unique_ptr<BuiltInit>> no_mount_namespace(const spec::Spec& spec, const std::string& rootfs,
-                                                      std::unique_ptr<BuiltInit> b) {
+                                                      std::unique_ptr<BuiltInit> b, const devices::Edits& edits) {
   const char* why = "would be mounted on the host: add a mount namespace to linux.namespaces";
   if (!spec.mounts.empty()) return Error::invalid_spec(std::string("config.json: mounts: ") + why);
   if (spec.linux && (!spec.linux->masked_paths.empty() || !spec.linux->readonly_paths.empty()))
     return Error::invalid_spec(std::string("config.json: linux.maskedPaths/readonlyPaths: ") + why);
-  BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, DeviceContext{rootfs, "", b->ns.has(CLONE_NEWUSER)}));
   if (!edits.empty()) return Error::invalid_spec("config.json: linux.namespaces: device requests need a mount namespace");
   b->cfg.chroot = rootfs;
   return b;
@@ -110,13 +117,17 @@ Status refuse_unsupported(const spec::Spec& spec) {
   return ok();
 }
 
-Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const CreateOptions& o, const std::string& rootfs,
+Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOptions& o, const std::string& rootfs,
                                               const OciState& state) {
   auto b = std::make_unique<BuiltInit>();
   static const spec::Linux kEmpty;
   const spec::Linux& l = spec.linux ? *spec.linux : kEmpty;
   BERTH_ASSIGN(b->ns, linux::plan_namespaces(l.namespaces));
   decide_namespaces(*b, l);
+  // Device modules (GPUs, RDMA, CDI) first: their hooks and netDevices join the spec's
+  // before anything below reads them; the rest extends the plan further down.
+  BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, {rootfs, o.root, b->ns.has(CLONE_NEWUSER)}));
+  BERTH_ASSIGN(b->spec_changed, merge_spec_edits(edits, spec));
   process::InitConfig& c = b->cfg;
   c.process = *spec.process;
   c.container_id = o.id;
@@ -139,12 +150,8 @@ Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const Crea
     BERTH_ASSIGN(c.caps, linux::caps_from_spec(*spec.process->capabilities, "config.json: process.capabilities"));
     c.has_caps = true;
   }
-  if (spec.hooks) {
-    c.create_container_hooks = spec.hooks->create_container;
-    c.start_container_hooks = spec.hooks->start_container;
-    c.wants_runtime_hooks = !spec.hooks->prestart.empty() || !spec.hooks->create_runtime.empty();
-  }
-  if (!b->ns.has(CLONE_NEWNS)) return no_mount_namespace(spec, rootfs, std::move(b));
+  take_hooks(c, spec);
+  if (!b->ns.has(CLONE_NEWNS)) return no_mount_namespace(spec, rootfs, std::move(b), edits);
   linux::rootfs::PlanContext ctx;
   ctx.rootfs = rootfs;
   ctx.new_user_ns = b->ns.has(CLONE_NEWUSER);
@@ -154,8 +161,6 @@ Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const Crea
   ctx.terminal = spec.process->terminal;
   ctx.no_pivot = o.no_pivot;
   BERTH_ASSIGN(auto plan, linux::rootfs::plan_rootfs(spec, ctx));
-  // Device modules (GPUs, RDMA, CDI) extend the plan, the process and the device rules.
-  BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, {rootfs, o.root, ctx.new_user_ns}));
   merge_edits(edits, plan, c.process, b->device_rules, ctx.new_user_ns);
   // Idmapped binds are cut here, while the runtime still holds CAP_SYS_ADMIN over their
   // filesystems; the init inherits them (see linux/rootfs/idmap.h).

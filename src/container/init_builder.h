@@ -19,11 +19,13 @@ struct BuiltInit {
   process::InitConfig cfg;
   linux::NamespacePlan ns;
   std::vector<spec::DeviceRule> device_rules;  // added by device modules, for the cgroup
+  bool spec_changed = false;  // device modules added hooks or linux.netDevices to the spec
 };
 
 // `rootfs` is the absolute host path of root.path. The cgroup mount view is filled in by
-// the caller once the cgroups exist.
-Result<std::unique_ptr<BuiltInit>> build_init(const spec::Spec& spec, const CreateOptions& o, const std::string& rootfs,
+// the caller once the cgroups exist. Device modules' hooks and netDevices are folded into
+// `spec` (see merge_spec_edits); the caller persists it when spec_changed.
+Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOptions& o, const std::string& rootfs,
                                               const OciState& state);
 
 }  // namespace berth::container

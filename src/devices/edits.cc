@@ -21,7 +21,6 @@ void append(Edits& a, const Edits& b) {
   extend(a.extra_rules, b.extra_rules);
   extend(a.ldconfig, b.ldconfig);
   extend(a.hooks, b.hooks);
-  if (b.intel_rdt) a.intel_rdt = b.intel_rdt;
   for (const auto& [k, v] : b.net_devices) a.net_devices[k] = v;
 }
 
@@ -63,7 +62,6 @@ std::string to_text(const Edits& e) {
   for (const auto& r : e.extra_rules) line("rule " + rule_text(r));
   for (const auto& l : e.ldconfig) line("ldconfig " + l.host_binary + " " + str::join(l.args, " "));
   for (const auto& h : e.hooks) line("hook " + h.stage + " " + h.hook.path + " " + str::join(h.hook.args, " "));
-  if (e.intel_rdt) line("intelRdt closID=" + e.intel_rdt->clos_id);
   for (const auto& [k, v] : e.net_devices) line("netdev " + k + " -> " + v.name);
   return out;
 }

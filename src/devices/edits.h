@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,7 +65,7 @@ struct StagedHook {
 };
 
 struct Edits {
-  std::vector<std::string> env;             // appended to process.env (NAME=value)
+  std::vector<std::string> env;             // NAME=value, replacing NAME in process.env
   std::vector<DeviceNode> nodes;
   std::vector<BindMount> mounts;            // after the spec's mounts, in order
   std::vector<Symlink> symlinks;
@@ -75,16 +74,16 @@ struct Edits {
   std::vector<uint32_t> additional_gids;
   std::vector<spec::DeviceRule> extra_rules;  // cgroup rules beyond one per node
   std::vector<Ldconfig> ldconfig;
-  // Spec-level edits from CDI (hooks, linux.intelRdt, linux.netDevices). merge_edits does
-  // not fold these yet: collect_device_edits refuses them with a clear error until it does.
+  // Spec-level edits from CDI, folded into the spec by merge_spec_edits (container/extend.cc):
+  // hooks join the spec's hooks at their stage, net_devices join linux.netDevices. (CDI
+  // intelRdt is refused when the spec is read: berth has no Intel RDT support.)
   std::vector<StagedHook> hooks;
-  std::optional<spec::IntelRdt> intel_rdt;
   std::map<std::string, spec::NetDevice> net_devices;
 
   bool empty() const {
     return env.empty() && nodes.empty() && mounts.empty() && symlinks.empty() && files.empty() &&
            overlays.empty() && additional_gids.empty() && extra_rules.empty() && ldconfig.empty() &&
-           hooks.empty() && !intel_rdt && net_devices.empty();
+           hooks.empty() && net_devices.empty();
   }
 };
 

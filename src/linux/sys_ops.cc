@@ -1,17 +1,23 @@
 // Compound system operations behind Sys (see sys_ops.h): copy_tree (tmpcopyup: directory
 // content into a fresh tmpfs, symlinks never followed), make_userns (a user namespace with
-// the given maps, for MOUNT_ATTR_IDMAP), run_program (fexecve in a child, clean env).
+// the given maps, for MOUNT_ATTR_IDMAP), run_program (fexecve in a hardened child: clean env, no
+// init fds, no_new_privs, few capabilities).
 #include "linux/sys_ops.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include "util/file.h"
 
@@ -136,25 +142,78 @@ Result<UniqueFd> make_userns(const std::string& uid_map, const std::string& gid_
   return out;
 }
 
+namespace {
+
+// What ldconfig needs to read the image's library directories and replace its
+// /etc/ld.so.cache whoever owns them; nothing to mount, mknod, chown, trace or change ids.
+constexpr uint64_t kProgramCaps =
+    (uint64_t{1} << CAP_DAC_OVERRIDE) | (uint64_t{1} << CAP_DAC_READ_SEARCH) | (uint64_t{1} << CAP_FOWNER);
+
+struct ChildFailure {
+  const char* step;
+  int err;
+};
+
+// In the forked child, before the host binary runs on files the image controls
+// (CVE-2025-23266 class: a parsing bug, or an LD_PRELOAD, must not get the init's powers):
+// no fd of the init but stdio (its sync socket, preserved fds), no privilege gain by exec,
+// and a bounding set of kProgramCaps, which is all a root exec can then get.
+ChildFailure harden_child() {
+  if (::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) < 0) return {"close_range", errno};
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return {"no_new_privs", errno};
+  for (int c = 0; c < 64; ++c)  // EINVAL: a capability this kernel does not have
+    if (!(kProgramCaps >> c & 1) && ::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+      return {"drop bounding capabilities", errno};
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) return {"clear ambient capabilities", errno};
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &hdr, data) < 0) return {"capget", errno};
+  // Only lowered: a capability the init lacks cannot be raised (capset would fail).
+  uint32_t keep = data[0].permitted & static_cast<uint32_t>(kProgramCaps);
+  data[0] = {keep, keep, 0};
+  data[1] = {0, 0, 0};
+  if (::syscall(SYS_capset, &hdr, data) < 0) return {"capset", errno};
+  return {nullptr, 0};
+}
+
+[[noreturn]] void exec_child(int fd, char** argv, int report_fd) {
+  ChildFailure f = harden_child();
+  if (!f.step) {
+    char* envp[] = {nullptr};  // nothing the image controls (LD_PRELOAD...) reaches a host binary
+    ::syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+    f = {"execveat", errno};
+  }
+  (void)!::write(report_fd, &f.err, sizeof f.err);
+  (void)!::write(report_fd, f.step, ::strlen(f.step));
+  ::_exit(127);
+}
+
+}  // namespace
+
 Status run_program(int fd, const std::vector<std::string>& argv) {
   std::vector<std::string> args = argv;
   std::vector<char*> cargv;
   for (auto& a : args) cargv.push_back(a.data());
   cargv.push_back(nullptr);
-  char* envp[] = {nullptr};
+  std::string name = argv.empty() ? std::string("program") : argv[0];
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) < 0) return Error::sys(errno, "pipe");
+  UniqueFd rd(report[0]), wr(report[1]);
   pid_t pid = ::fork();
   if (pid < 0) return Error::sys(errno, "fork");
-  if (pid == 0) {
-    // A clean environment: nothing the image controls (LD_PRELOAD...) reaches a host binary.
-    ::syscall(SYS_execveat, fd, "", cargv.data(), envp, AT_EMPTY_PATH);
-    ::_exit(127);
-  }
+  if (pid == 0) exec_child(fd, cargv.data(), wr.get());
+  wr.reset();
+  auto report_text = file::read_fd(rd.get(), 256);  // EOF: the exec happened
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (report_text && report_text->size() > sizeof(int)) {
+    int err;
+    ::memcpy(&err, report_text->data(), sizeof err);
+    return Error::sys(err, name + ": " + report_text->substr(sizeof err));
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return Error::generic((argv.empty() ? std::string("program") : argv[0]) + " failed (status " +
-                          std::to_string(status) + ")");
+    return Error::generic(name + " failed (status " + std::to_string(status) + ")");
   return ok();
 }
 

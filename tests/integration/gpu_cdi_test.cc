@@ -1,7 +1,8 @@
 // CDI in real busybox containers: a vendor device from a JSON spec (node filled from the
 // host node, mount, env, additional GID, cgroup rule), an nvidia-ctk style YAML spec whose
-// nvidia-cdi-hook hooks berth does natively, nvidia.com/gpu names served natively when no
-// spec exists, unknown names.
+// nvidia-cdi-hook hooks berth does natively, hooks of other programs run at their OCI
+// stage, netDevices moved into the container, intelRdt refused, nvidia.com/gpu names
+// served natively when no spec exists, unknown names.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -93,6 +94,123 @@ TEST(GpuCdi, NvidiaCtkStyleYamlWithNativeHooks) {
   auto cache = devices::nvidia::parse_ldcache(read_file(b.rootfs() + "/etc/ld.so.cache"));
   ASSERT_TRUE(cache);
   EXPECT_TRUE(contains(r.devices, "c 195:1 rwm")) << r.devices;
+}
+
+// A hook program on the host: appends its stage (argv[1]), the state on its stdin and its
+// environment to <dir>/hooks.log.
+std::string hook_script(const TempDir& dir) {
+  std::string path = dir.path() + "/hook.sh";
+  std::ofstream(path) << "#!/bin/sh\n{ echo \"stage $1\"; cat; echo; env | sort; } >> " + dir.path() + "/hooks.log\n";
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+std::string hook_json(const std::string& stage, const std::string& script) {
+  return R"({"hookName":")" + stage + R"(","path":")" + script + R"(","args":["hook.sh",")" + stage +
+         R"("],"env":["HOOK_FROM=cdi"]})";
+}
+
+TEST(GpuCdi, HooksRunAtTheirStagesWithTheirOwnEnvironment) {
+  ASSERT_FALSE(fixture().empty());
+  TempDir dir("berth-cdi-hooks");
+  std::string sh = hook_script(dir);
+  SpecFile spec("hooks.json", R"({"cdiVersion":"1.1.0","kind":"vendor.com/hooked","devices":[{"name":"h0",
+    "containerEdits":{"hooks":[)" + hook_json("createContainer", sh) + "," + hook_json("poststart", sh) + "]}}],"
+    R"("containerEdits":{"hooks":[)" + hook_json("createRuntime", sh) + "," + hook_json("poststop", sh) + "]}}");
+  Runtime rt;
+  Bundle b;
+  b.spec().annotations["cdi.k8s.io/h"] = "vendor.com/hooked=h0";
+  b.spec().process->env.push_back("LD_PRELOAD=/evil.so");
+  b.script("true");
+  std::string cg = cgroup_for(b, "cdi-hooks");
+  GpuRun r = create_start_wait(rt, b, "cdi-hooks", cg);
+  ASSERT_EQ(r.create.code, 0) << r.create.err;
+  ASSERT_TRUE(r.stopped);
+  std::string log = read_file(dir.path() + "/hooks.log");
+  // poststart and poststop run in `start` and `delete`, from the config copy in the state
+  // directory: the CDI hooks must be in it.
+  size_t runtime = log.find("stage createRuntime\n"), container = log.find("stage createContainer\n"),
+         poststart = log.find("stage poststart\n"), poststop = log.find("stage poststop\n");
+  ASSERT_NE(runtime, std::string::npos) << log;
+  ASSERT_NE(poststop, std::string::npos) << log;
+  EXPECT_TRUE(runtime < container && container < poststart && poststart < poststop) << log;
+  EXPECT_TRUE(contains(log, R"("id":"cdi-hooks",)")) << log;
+  // The state on stdin: creating for the create hooks, running and stopped after.
+  EXPECT_TRUE(contains(log.substr(runtime, poststart - runtime), R"("status":"creating")")) << log;
+  EXPECT_TRUE(contains(log.substr(poststart, poststop - poststart), R"("status":"running")")) << log;
+  EXPECT_TRUE(contains(log.substr(poststop), R"("status":"stopped")")) << log;
+  EXPECT_TRUE(contains(log, "\nHOOK_FROM=cdi\n")) << log;
+  EXPECT_FALSE(contains(log, "LD_PRELOAD")) << "a hook never gets the image's environment\n" << log;
+}
+
+TEST(GpuCdi, IntelRdtIsRefusedByName) {
+  ASSERT_FALSE(fixture().empty());
+  SpecFile spec("rdt.json", R"({"cdiVersion":"1.0.0","kind":"vendor.com/rdt","devices":[{"name":"r0",
+    "containerEdits":{"intelRdt":{"closID":"gpu","l3CacheSchema":"L3:0=ff"}}}]})");
+  Runtime rt;
+  Bundle b;
+  b.spec().annotations["cdi.k8s.io/r"] = "vendor.com/rdt=r0";
+  auto r = rt({"run", "--bundle", (b.write(), b.path()), "cdi-rdt"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "vendor.com/rdt=r0 (" + fixture() + "/cdi/run/rdt.json): intelRdt (closID ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "berth does not support Intel RDT")) << r.err;
+  EXPECT_EQ(rt({"list", "-q"}).out, "");
+}
+
+// A veth pair made for the test, both ends deleted afterwards wherever they went.
+class Veth {
+ public:
+  Veth() : a_("bcdi" + std::to_string(::getpid() % 100000) + "a"), b_(a_.substr(0, a_.size() - 1) + "b") {
+    ok_ = run_cmd({"ip", "link", "add", a_, "type", "veth", "peer", "name", b_}).code == 0;
+  }
+  ~Veth() {
+    run_cmd({"ip", "link", "del", a_});
+    run_cmd({"ip", "link", "del", b_});
+  }
+  bool ok() const { return ok_; }
+  const std::string& a() const { return a_; }
+
+ private:
+  std::string a_, b_;
+  bool ok_ = false;
+};
+
+std::string netdev_spec(const std::string& host, const std::string& name) {
+  return R"({"cdiVersion":"1.1.0","kind":"vendor.com/nic","devices":[{"name":"n0",
+    "containerEdits":{"netDevices":[{"hostInterfaceName":")" + host + R"(","name":")" + name + R"("}]}}]})";
+}
+
+TEST(GpuCdi, NetDevicesAreMovedIntoTheContainer) {
+  ASSERT_FALSE(fixture().empty());
+  Veth v;
+  ASSERT_TRUE(v.ok());
+  SpecFile spec("nic.json", netdev_spec(v.a(), "cdinet0"));
+  Runtime rt;
+  Bundle b;
+  b.spec().annotations["cdi.k8s.io/nic"] = "vendor.com/nic=n0";
+  b.script("ip link show dev cdinet0 > /out 2>&1");
+  std::string cg = cgroup_for(b, "cdi-nic");
+  GpuRun r = create_start_wait(rt, b, "cdi-nic", cg);
+  ASSERT_EQ(r.create.code, 0) << r.create.err;
+  ASSERT_TRUE(r.stopped);
+  EXPECT_TRUE(contains(read_file(b.rootfs() + "/out"), ": cdinet0@")) << read_file(b.rootfs() + "/out");
+}
+
+TEST(GpuCdi, NetDeviceConflictWithTheSpecFailsCreate) {
+  ASSERT_FALSE(fixture().empty());
+  Veth v;
+  ASSERT_TRUE(v.ok());
+  SpecFile spec("nic.json", netdev_spec(v.a(), "cdinet0"));
+  Runtime rt;
+  Bundle b;
+  b.spec().annotations["cdi.k8s.io/nic"] = "vendor.com/nic=n0";
+  b.spec().linux->net_devices[v.a()] = {"specnet0"};
+  auto r = rt({"create", "--bundle", (b.write(), b.path()), "cdi-nic-conflict"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "CDI netDevices: " + v.a() + " is moved as specnet0 by linux.netDevices and as cdinet0 by a CDI device"))
+      << r.err;
+  EXPECT_EQ(rt({"list", "-q"}).out, "");
+  EXPECT_EQ(run_cmd({"ip", "link", "show", "dev", v.a()}).code, 0) << "still on the host";
 }
 
 TEST(GpuCdi, NvidiaNamesWithoutSpecsAreServedNatively) {

@@ -128,6 +128,69 @@ TEST(GpuNvidia, HostProgramsGetNoImageEnvironment) {
   std::string dump = read_file(b.rootfs() + "/envdump.out");
   EXPECT_TRUE(contains(dump, "arg -C\narg /etc/ld.so.cache\n")) << dump;
   EXPECT_FALSE(contains(dump, "env ")) << "CVE-2025-23266: no environment at all\n" << dump;
+  // And little power: CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER (bits 1-3), no way
+  // to gain more by exec, no fd of the init.
+  EXPECT_TRUE(contains(dump, "status NoNewPrivs:\t1\n")) << dump;
+  for (const char* set : {"CapPrm", "CapEff", "CapBnd"})
+    EXPECT_TRUE(contains(dump, std::string("status ") + set + ":\t000000000000000e\n")) << set << "\n" << dump;
+  EXPECT_TRUE(contains(dump, "status CapInh:\t0000000000000000\n")) << dump;
+  EXPECT_TRUE(contains(dump, "status CapAmb:\t0000000000000000\n")) << dump;
+  EXPECT_FALSE(contains(dump, "fd ")) << "only stdio is left open\n" << dump;
+}
+
+// docker -v /dev:/dev: /dev is a bind mount, so nodes are neither made nor changed in it
+// (that would be the host's /dev); the GPU's nodes must be there already, and the device
+// cgroup still limits the container to the selected ones. A missing node fails create.
+class BoundDev {
+ public:
+  BoundDev() {
+    run_cmd({"cp", "-a", fixture() + "/dev/.", dir_.path()});
+    run_cmd({"cp", "-a", "/dev/null", dir_.path() + "/null"});
+    for (const char* d : {"pts", "shm", "mqueue"}) std::filesystem::create_directories(dir_.path() + "/" + d);
+  }
+  const std::string& path() const { return dir_.path(); }
+  std::string listing() const { return run_cmd({"ls", "-lnR", "--time-style=full-iso", dir_.path()}).out; }
+  void use_in(Bundle& b) const {
+    for (auto& m : b.spec().mounts)
+      if (m.destination == "/dev") m = {"/dev", "bind", dir_.path(), {"rbind"}, {}, {}};
+  }
+
+ private:
+  TempDir dir_{"berth-gpu-dev"};
+};
+
+TEST(GpuNvidia, BoundDevKeepsItsNodesUntouched) {
+  ASSERT_FALSE(fixture().empty());
+  BoundDev dev;
+  std::string before = dev.listing();
+  Runtime rt;
+  Bundle b;
+  dev.use_in(b);
+  b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=1");
+  b.script("ls /dev/nvidia0 /dev/nvidia1 > /out");
+  std::string cg = cgroup_for(b, "bounddev");
+  GpuRun r = create_start_wait(rt, b, "gpu-bounddev", cg);
+  ASSERT_EQ(r.create.code, 0) << r.create.err;
+  ASSERT_TRUE(r.stopped) << "the container did not finish";
+  EXPECT_EQ(read_file(b.rootfs() + "/out"), "/dev/nvidia0\n/dev/nvidia1\n") << "the bound /dev as it is";
+  EXPECT_TRUE(contains(r.devices, "c 195:0 rw")) << "GPU 1 (minor 0) allowed\n" << r.devices;
+  EXPECT_FALSE(contains(r.devices, "c 195:1 rw")) << "the other GPU's node is there, but not allowed\n" << r.devices;
+  EXPECT_EQ(dev.listing(), before) << "nothing made, chmod'ed or chowned in the bind's source";
+}
+
+TEST(GpuNvidia, BoundDevWithoutTheNodeFailsCreate) {
+  ASSERT_FALSE(fixture().empty());
+  BoundDev dev;
+  std::filesystem::remove(dev.path() + "/nvidia-uvm");
+  Runtime rt;
+  Bundle b;
+  dev.use_in(b);
+  b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=1");
+  auto r = rt({"create", "--bundle", (stand_in_proc_driver(b), b.write(), b.path()), "gpu-bounddev-missing"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "device /dev/nvidia-uvm: /dev is a bind mount, where berth makes no device nodes, and it has "
+                              "no /dev/nvidia-uvm")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dev.path() + "/nvidia-uvm"));
 }
 
 TEST(GpuNvidia, ImageSymlinkTrapsStayInsideTheRootfs) {
@@ -237,10 +300,8 @@ namespace berth::test::gpu {
 namespace {
 
 // Disabled until the rootfs applier binds files (not only directories) into an overlay:
-// Applier::mount_overlay creates every bind target as a directory, so the MIG access
-// files fail with EINVAL. With the three-line change described in docs/gpu.md ("What
-// the rootfs applier still needs") this test passes.
-TEST(GpuNvidia, DISABLED_MigDeviceByUuid) {
+// A MIG device's GI and CI `access` files are bound into the procfs overlay as files.
+TEST(GpuNvidia, MigDeviceByUuid) {
   ASSERT_FALSE(fixture().empty());
   Runtime rt;
   Bundle b;

@@ -1,5 +1,5 @@
 // containerEdits → Edits (see apply.h): env, deviceNodes, mounts, hooks, additionalGids,
-// intelRdt, netDevices.
+// netDevices; intelRdt refused.
 #include "devices/cdi/apply.h"
 
 #include <sys/stat.h>
@@ -88,16 +88,11 @@ struct Merger {
     }
     for (uint32_t g : c.additional_gids)
       if (std::find(e.additional_gids.begin(), e.additional_gids.end(), g) == e.additional_gids.end()) e.additional_gids.push_back(g);
-    if (c.intel_rdt) {
-      spec::IntelRdt r;
-      r.clos_id = c.intel_rdt->clos_id;
-      r.l3_cache_schema = c.intel_rdt->l3_cache_schema;
-      r.mem_bw_schema = c.intel_rdt->mem_bw_schema;
-      r.schemata = c.intel_rdt->schemata;
-      r.enable_monitoring = c.intel_rdt->enable_monitoring;
-      if (e.intel_rdt && !(*e.intel_rdt == r)) return Error::invalid_spec("CDI conflict: " + origin + " sets a different intelRdt");
-      e.intel_rdt = r;
-    }
+    // The runtime spec lets a runtime without RDT support refuse linux.intelRdt; berth has
+    // none (no resctrl group is made), so a device that needs it cannot be set up.
+    if (c.intel_rdt)
+      return Error::unsupported(origin + ": intelRdt (closID \"" + c.intel_rdt->clos_id +
+                                "\"): berth does not support Intel RDT");
     for (const auto& n : c.net_devices) {
       auto it = e.net_devices.find(n.host_interface_name);
       if (it != e.net_devices.end() && it->second.name != n.name)

@@ -3,6 +3,7 @@
 #include "devices/cdi/spec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "devices/cdi/yaml.h"
@@ -100,6 +101,12 @@ const std::set<std::string> kVersions = {"0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.
 const std::set<std::string> kHookNames = {"prestart", "createRuntime", "createContainer", "startContainer", "poststart",
                                           "poststop"};
 
+// Both names are required (CDI 1.1) and must be kernel interface names (dev_valid_name).
+bool ifname_ok(const std::string& n) {
+  if (n.empty() || n.size() > 15 || n == "." || n == "..") return false;
+  return std::none_of(n.begin(), n.end(), [](char c) { return c == '/' || c == ':' || std::isspace(static_cast<unsigned char>(c)); });
+}
+
 Status validate_edits(const ContainerEdits& e, const std::string& where) {
   for (const auto& env : e.env)
     if (env.find('=') == std::string::npos || env[0] == '=') return Error::invalid_spec(where + ": env: \"" + env + "\" is not NAME=value");
@@ -116,9 +123,14 @@ Status validate_edits(const ContainerEdits& e, const std::string& where) {
   for (const auto& h : e.hooks) {
     if (!kHookNames.count(h.hook_name)) return Error::invalid_spec(where + ": hooks: unknown hookName \"" + h.hook_name + "\"");
     if (h.path.empty() || h.path[0] != '/') return Error::invalid_spec(where + ": hooks: path \"" + h.path + "\" is not absolute");
+    if (h.timeout && *h.timeout <= 0) return Error::invalid_spec(where + ": hooks: " + h.path + ": timeout must be greater than zero");
   }
-  for (const auto& n : e.net_devices)
-    if (n.host_interface_name.empty()) return Error::invalid_spec(where + ": netDevices: hostInterfaceName is required");
+  for (const auto& n : e.net_devices) {
+    if (!ifname_ok(n.host_interface_name))
+      return Error::invalid_spec(where + ": netDevices: invalid hostInterfaceName \"" + n.host_interface_name + "\"");
+    if (!ifname_ok(n.name))
+      return Error::invalid_spec(where + ": netDevices: " + n.host_interface_name + ": invalid name \"" + n.name + "\"");
+  }
   return ok();
 }
 

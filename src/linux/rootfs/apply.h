@@ -47,6 +47,7 @@ class Applier {
   Result<int> dir_fd(const std::string& dir);
   Status make_device(const DeviceStep& d);
   Status bind_device(const DeviceStep& d, int parent, const std::string& name);
+  Status check_existing_device(const DeviceStep& d);
   Status make_link(const LinkStep& l, int parent, const std::string& name);
   Result<UniqueFd> console_destination();
   // apply.cc

@@ -2,7 +2,7 @@
 // linux.devices (type, major, minor, fileMode, uid, gid — mknod, or a bind of the host node
 // in a user namespace or where mknod is refused), /dev links (ptmx, fd, stdin..., core) and,
 // after the pivot, /dev/console bound from the pty by fd (CVE-2025-52565: never through a
-// path the image controls).
+// path the image controls). Nodes of device modules are only checked when /dev is a bind.
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -62,6 +62,7 @@ Status Applier::devices() {
 }
 
 Status Applier::make_device(const DeviceStep& d) {
+  if (d.existing) return check_existing_device(d);
   BERTH_ASSIGN(int parent, dir_fd(dirname_of(d.path)));
   std::string name = basename_of(d.path);
   if (d.bind) return bind_device(d, parent, name);
@@ -80,6 +81,20 @@ Status Applier::make_device(const DeviceStep& d) {
     return Error::generic("a different file already exists at " + d.path);
   BERTH_TRY(sys_.fchmodat(parent, name, d.mode & 07777));
   return sys_.fchownat(parent, name, d.uid, d.gid, AT_SYMLINK_NOFOLLOW);
+}
+
+// Device modules' nodes when /dev is a bind mount (docker -v /dev:/dev): checked, never
+// made, chmod'ed or chowned, since the bind's source is usually the host's own /dev.
+Status Applier::check_existing_device(const DeviceStep& d) {
+  auto fd = resolve_in_root(sys_, root_.get(), d.path, O_PATH | O_NOFOLLOW);
+  std::string why = "/dev is a bind mount, where berth makes no device nodes, and ";
+  if (!fd && fd.error().err() == ENOENT) return Error::generic(why + "it has no " + d.path);
+  if (!fd) return std::move(fd).error();
+  BERTH_ASSIGN(struct stat st, sys_.fstat(fd->get()));
+  if ((st.st_mode & S_IFMT) != type_bits(d.type) || (d.type != 'p' && st.st_rdev != makedev(d.major, d.minor)))
+    return Error::generic(why + "its " + d.path + " is not " + d.type + " " + std::to_string(d.major) + ":" +
+                          std::to_string(d.minor));
+  return ok();
 }
 
 // An empty file as the mount point, the host's node cloned onto it. move_mount does not

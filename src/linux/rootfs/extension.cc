@@ -1,8 +1,10 @@
 // Applying what device modules add to the plan: files written before pivot, read-only
-// tmpfs overlays with files and host binds (procfs masking). Their host programs
-// (ldconfig) run after the pivot in masks.cc, through Sys::run_program.
+// tmpfs overlays with files and host binds of directories or files (procfs masking).
+// Their host programs (ldconfig) run after the pivot in masks.cc, through
+// Sys::run_program.
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include "linux/paths.h"
 #include "linux/rootfs/apply.h"
@@ -35,7 +37,11 @@ Status Applier::mount_overlay(const OverlayStep& o) {
     BERTH_TRY(write_file(top.get(), inside));
   }
   for (const auto& [host, rel] : o.binds) {
-    BERTH_ASSIGN(UniqueFd at, make_in_root(sys_, top.get(), "/" + rel, Leaf::kDirectory));
+    // The mount point must have the source's kind: a MIG device's GI and CI `access` are
+    // files, and a file cannot be bound onto a directory (EINVAL).
+    BERTH_ASSIGN(struct stat st, sys_.fstatat(AT_FDCWD, host, 0).context("bind " + host));
+    Leaf leaf = S_ISDIR(st.st_mode) ? Leaf::kDirectory : Leaf::kFile;
+    BERTH_ASSIGN(UniqueFd at, make_in_root(sys_, top.get(), "/" + rel, leaf));
     BERTH_TRY(attach_clone(AT_FDCWD, host, at.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false)
                   .context("bind " + host));
   }

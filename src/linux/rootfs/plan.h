@@ -50,6 +50,9 @@ struct DeviceStep {
   gid_t gid = 0;
   bool bind = false;   // bind-mount host_path instead of mknod (user namespaces)
   std::string host_path;
+  // /dev is a bind mount: nothing may be made in it (that would be the bind's source, the
+  // host's /dev mostly); the node must already be there, as this device.
+  bool existing = false;
 };
 
 struct LinkStep {

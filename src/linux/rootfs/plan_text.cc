@@ -85,7 +85,7 @@ std::string to_text(const RootfsPlan& p) {
   }
   if (!p.setup_dev) out += "dev from-bind\n";
   for (const auto& d : p.devices)
-    out += std::string(d.bind ? "bind-dev " : "mknod ") + d.path + " " + d.type + " " + std::to_string(d.major) +
+    out += std::string(d.existing ? "existing-dev " : d.bind ? "bind-dev " : "mknod ") + d.path + " " + d.type + " " + std::to_string(d.major) +
            ":" + std::to_string(d.minor) + " mode=" + mode_text(d.mode) + " owner=" + std::to_string(d.uid) + ":" +
            std::to_string(d.gid) + (d.bind ? " host=" + d.host_path : "") + "\n";
   for (const auto& l : p.links) out += "symlink " + l.path + " -> " + l.target + (l.replace ? " replace" : "") + "\n";

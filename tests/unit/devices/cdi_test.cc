@@ -152,6 +152,7 @@ TEST(Cdi, ValidationNamesTheProblem) {
            {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{}},{"name":"x","containerEdits":{}}]})", "defined twice"},
            {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{"deviceNodes":[{"path":"dev/x"}]}}]})", "not absolute"},
            {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{"hooks":[{"hookName":"later","path":"/h"}]}}]})", "unknown hookName"},
+           {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{"hooks":[{"hookName":"poststart","path":"/h","timeout":0}]}}]})", "/h: timeout must be greater than zero"},
            {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{"env":["NOEQUALS"]}}]})", "NAME=value"},
            {R"({"cdiVersion":"0.6.0","kind":"a.com/b","devices":[{"name":"x","containerEdits":{"deviceNodes":[{"path":"/dev/x","major":"a"}]}}]})", "expected an integer"},
        }) {
@@ -264,15 +265,34 @@ TEST(Cdi, ConflictsAndUnsupportedMounts) {
   EXPECT_NE(missing.error().message().find("stat /dev/nope-berth-test"), std::string::npos);
 }
 
-TEST(Cdi, SpecLevelIntelRdtAndNetDevices) {
+TEST(Cdi, SpecLevelNetDevicesCarriedIntelRdtRefused) {
   auto s = parse_spec(kYaml, "nvidia.yaml");
   ASSERT_TRUE(s);
+  auto rdt = cdi_edits({{{"nvidia.com/gpu", "0"}, &*s, &s->devices[0]}});
+  ASSERT_FALSE(rdt) << "berth has no Intel RDT support: refused, not dropped";
+  EXPECT_EQ(rdt.error().kind(), ErrorKind::kUnsupported);
+  EXPECT_EQ(rdt.error().message(),
+            "nvidia.com/gpu=0 (nvidia.yaml): intelRdt (closID \"gpu\"): berth does not support Intel RDT");
+  s->container_edits.intel_rdt.reset();
   auto e = cdi_edits({{{"nvidia.com/gpu", "0"}, &*s, &s->devices[0]}});
   ASSERT_TRUE(e) << e.error().message();
-  ASSERT_TRUE(e->intel_rdt);
-  EXPECT_EQ(e->intel_rdt->clos_id, "gpu");
   EXPECT_EQ(e->net_devices.at("eth5").name, "gpu-net0");
   EXPECT_EQ(e->nodes[0].major, 16u) << "given numbers are kept";
+}
+
+TEST(Cdi, NetDeviceNamesAreValidated) {
+  auto spec_with = [](const std::string& nd) {
+    return parse_spec(R"({"cdiVersion":"1.1.0","kind":"v.com/n","devices":[{"name":"a","containerEdits":{"netDevices":[)" +
+                          nd + "]}}]}",
+                      "n.json");
+  };
+  EXPECT_TRUE(spec_with(R"({"hostInterfaceName":"eth1","name":"net1"})"));
+  auto missing = spec_with(R"({"hostInterfaceName":"eth1"})");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message().find("netDevices: eth1: invalid name \"\""), std::string::npos) << missing.error().message();
+  EXPECT_FALSE(spec_with(R"({"hostInterfaceName":"eth1","name":"a-name-too-long-16"})"));
+  EXPECT_FALSE(spec_with(R"({"hostInterfaceName":"eth/1","name":"net1"})"));
+  EXPECT_FALSE(spec_with(R"({"hostInterfaceName":"eth1","name":"net 1"})"));
 }
 
 }  // namespace

@@ -109,6 +109,41 @@ TEST(RootfsApply, ExistingDifferentFileAtDevicePathIsAnError) {
   EXPECT_EQ(r.error, "device /dev/null: a different file already exists at /dev/null");
 }
 
+// A device module's node while /dev is a bind mount (of the host's /dev, mostly): looked
+// up, never made, chmod'ed or chowned in the bind's source.
+std::string with_bound_dev(test::RecordingSys& sys, DeviceStep d) {
+  sys.add_dir("/dev");
+  auto plan = plan_rootfs(with_mounts({mnt("/dev", "bind", "/dev", {"rbind"})}), base_context());
+  if (!plan) return "plan: " + plan.error().message();
+  EXPECT_FALSE(plan->setup_dev);
+  d.existing = true;
+  plan->devices.push_back(d);
+  return apply_all(sys, *plan);
+}
+
+TEST(RootfsApply, ExtensionNodesInABoundDevAreCheckedNotMade) {
+  Image sys;
+  sys.add_node(std::string(kRootfs) + "/dev/nvidia0", 'c', 195, 0, 0600);
+  DeviceStep d{"/dev/nvidia0", 'c', 195, 0, 0666, 0, 0, false, "/dev/nvidia0"};
+  std::string log = with_bound_dev(sys, d);
+  EXPECT_FALSE(has(log, "error: ")) << log;
+  EXPECT_TRUE(has(log, "\"dev/nvidia0\", O_PATH|O_NOFOLLOW, RESOLVE_IN_ROOT")) << log;
+  for (const char* call : {"mknodat(", "fchmodat(", "fchownat(", "open_tree("}) EXPECT_FALSE(has(log, call)) << call << "\n" << log;
+}
+
+TEST(RootfsApply, ExtensionNodesMissingOrDifferentInABoundDevAreErrors) {
+  Image other;
+  other.add_node(std::string(kRootfs) + "/dev/nvidia0", 'c', 195, 7);
+  std::string log = with_bound_dev(other, {"/dev/nvidia0", 'c', 195, 0, 0666, 0, 0, false, "/dev/nvidia0"});
+  EXPECT_TRUE(has(log, "error: device /dev/nvidia0: /dev is a bind mount, where berth makes no device nodes, and its "
+                       "/dev/nvidia0 is not c 195:0\n")) << log;
+  Image missing;
+  log = with_bound_dev(missing, {"/dev/nvidia-caps/nvidia-cap1", 'c', 235, 1, 0444, 0, 0, true, "/dev/nvidia-caps/nvidia-cap1"});
+  EXPECT_TRUE(has(log, "error: device /dev/nvidia-caps/nvidia-cap1: /dev is a bind mount, where berth makes no device "
+                       "nodes, and it has no /dev/nvidia-caps/nvidia-cap1\n")) << log;
+  EXPECT_FALSE(has(log, "mkdirat(")) << "not even its directory\n" << log;
+}
+
 TEST(RootfsApply, UmaskRestoredAfterAFailedDevice) {
   Image sys;
   sys.fail("mknodat", 2, EIO);

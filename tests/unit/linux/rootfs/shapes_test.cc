@@ -209,11 +209,18 @@ std::vector<Shape> device_and_late_shapes() {
                       "25 27 0:24 / /bundle/rootfs/proc rw - proc proc rw\n27 1 254:0 / / rw - ext4 /dev/vda rw\n");
        }},
       {"cwd_created", [](spec::Spec& s, auto&, auto&) { s.process->cwd = "/home/user/work/../project"; }},
-      {"extension_steps", [](auto&, auto&, test::RecordingSys& sys) { sys.add_file("/sbin/ldconfig"); },
+      {"extension_steps",
+       [](auto&, auto&, test::RecordingSys& sys) {
+         sys.add_file("/sbin/ldconfig");
+         sys.add_dir("/hostproc/gpus/0000:06:00.0");
+         sys.add_file("/hostproc/capabilities/gpu1/mig/gi2/access");
+       },
        [](RootfsPlan& p) {
          p.files.push_back({"/etc/ld.so.conf.d/nvidia.conf", "/usr/lib/nvidia\n", 0644});
+         // A directory and a file (MIG access) bound into the overlay: mount points of their kind.
          p.overlays.push_back({"/proc/driver/nvidia", {{"params", "ModifyDeviceFiles: 0\n", 0444}},
-                               {{"/etc", "gpus"}}});
+                               {{"/hostproc/gpus/0000:06:00.0", "gpus/0000:06:00.0"},
+                                {"/hostproc/capabilities/gpu1/mig/gi2/access", "capabilities/gpu1/mig/gi2/access"}}});
          p.exec_after_pivot.push_back({"/sbin/ldconfig", {"-r", "/"}});
        }},
   };
