@@ -174,6 +174,10 @@ Status prepare_state(Creation& c, container::StateStore& store, const std::strin
   c.record.created = container::now_rfc3339_nano();
   c.record.annotations = c.spec.annotations;
   c.record.systemd_cgroup = c.o.systemd_cgroup;
+  // The cgroups are recorded before any directory exists: killed between the mkdirs and
+  // the next write, we would otherwise leave cgroups that no delete knows of.
+  BERTH_ASSIGN(c.record.cgroup_paths, container::planned_cgroup_paths(c.spec, c.o.id, c.o.systemd_cgroup));
+  c.record.cgroup_created = true;
   BERTH_TRY(c.dir->write_record(c.record));
   return c.dir->write_config(c.spec);
 }
@@ -237,16 +241,11 @@ Status create_steps(Creation& c) {
   BERTH_ASSIGN(c.moves, network_moves(c.spec));
   if (!c.moves.empty()) built->cfg.wants_runtime_hooks = true;  // the init pauses at kHooks
   t.mark("plan");
-  // Recorded before any directory exists: killed between the mkdirs and the next write,
-  // we would otherwise leave cgroups that no delete knows of.
-  BERTH_ASSIGN(c.record.cgroup_paths, container::planned_cgroup_paths(c.spec, c.o.id, c.o.systemd_cgroup));
-  c.record.cgroup_created = true;
-  BERTH_TRY(c.dir->write_record(c.record));
   BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true",
                                               built->device_rules));
   c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths); });
   c.record.cgroup_paths = c.cg.paths;
-  BERTH_TRY(c.dir->write_record(c.record));
+  BERTH_TRY(c.dir->write_record(c.record));  // only if they differ from the planned paths
   t.mark("cgroups");
   if (::mkfifoat(c.dir->fd(), "exec.fifo", 0622) < 0) return Error::sys(errno, "create exec.fifo");
   // Opened read-write by us: the init keeps it and blocks reading until `start` writes.

@@ -80,9 +80,14 @@ Result<ContainerRecord> ContainerDir::read_record() const {
   return record_from_json(*text, path_ + "/" + kRecordFile);
 }
 
+// Each replacement of state.json costs a rename and, on a disk filesystem, writeback
+// (docs/performance.md): skip writes that would change nothing.
 Status ContainerDir::write_record(const ContainerRecord& record) {
-  return file::write_atomic(dirfd_.get(), kRecordFile, record_to_json(record), 0600)
-      .context("write state of " + id_);
+  std::string text = record_to_json(record);
+  if (text == last_record_) return ok();
+  BERTH_TRY(file::write_atomic(dirfd_.get(), kRecordFile, text, 0600).context("write state of " + id_));
+  last_record_ = std::move(text);
+  return ok();
 }
 
 Result<spec::Spec> ContainerDir::read_config() const {

@@ -37,6 +37,7 @@ class ContainerDir {
   std::string id_;
   std::string path_;
   UniqueFd dirfd_;
+  std::string last_record_;  // what write_record last put on disk: an unchanged record is not rewritten
 };
 
 class StateStore {
