@@ -59,7 +59,7 @@ Result<spec::Resources> resources_from_flags(const ParsedFlags& f) {
     r.block_io = b;
   }
   if (f.has("l3-cache-schema") || f.has("mem-bw-schema"))
-    return Error::unsupported("linux.intelRdt: Intel RDT (resctrl) is not mounted on this host");
+    return Error::unsupported("linux.intelRdt: Intel RDT is not supported by berth");
   return r;
 }
 

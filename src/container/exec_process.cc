@@ -96,12 +96,9 @@ Status validate(const spec::Process& p, const std::string& source) {
   if (p.args.empty()) return Error::invalid_spec("args must not be empty");
   if (!p.selinux_label.empty() && !file_exists("/sys/fs/selinux/enforce"))
     return Error::unsupported("selinux label is specified in config, but selinux is disabled or not supported");
-  if (!p.apparmor_profile.empty()) {
-    if (!file_exists("/sys/kernel/security/apparmor"))
-      return Error::unsupported("apparmor profile " + str::go_quote(p.apparmor_profile) +
-                                " is specified, but AppArmor is not enabled on this host");
-    return Error::unsupported("process.apparmorProfile: not supported by this build yet");
-  }
+  if (!p.apparmor_profile.empty() && !file_exists("/sys/kernel/security/apparmor"))
+    return Error::unsupported("apparmor profile " + str::go_quote(p.apparmor_profile) +
+                              " is specified, but AppArmor is not enabled on this host");
   if (p.exec_cpu_affinity) {
     cpu_set_t set;
     const auto& a = *p.exec_cpu_affinity;

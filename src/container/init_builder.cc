@@ -1,7 +1,7 @@
 // Spec → InitConfig (see init_builder.h): linux.namespaces, linux.timeOffsets, hostname,
 // domainname, linux.sysctl, process.capabilities, linux.personality, linux.memoryPolicy,
-// process.apparmorProfile / selinuxLabel (refused: no LSM on this host), linux.seccomp
-// (compiled here, through the cache, for the init to load), hooks split between the parent
+// process.apparmorProfile / selinuxLabel (refused without that LSM, else applied in
+// payload.cc), linux.intelRdt and linux.mountLabel (refused), linux.seccomp (compiled here, through the cache, for the init to load), hooks split between the parent
 // and the init.
 #include "container/init_builder.h"
 
@@ -106,10 +106,9 @@ Status refuse_unsupported(const spec::Spec& spec) {
     return Error::unsupported("process.selinuxLabel: SELinux is not enabled on this host");
   if (!spec.linux) return ok();
   const spec::Linux& l = *spec.linux;
-  if (!l.mount_label.empty() && !file_exists("/sys/fs/selinux/enforce"))
-    return Error::unsupported("linux.mountLabel: SELinux is not enabled on this host");
-  if (l.intel_rdt && !file_exists("/sys/fs/resctrl/schemata"))
-    return Error::unsupported("linux.intelRdt: Intel RDT (resctrl) is not mounted on this host");
+  // Neither is applied by berth: refused by name on every host rather than ignored.
+  if (l.intel_rdt) return Error::unsupported("linux.intelRdt: Intel RDT is not supported by berth");
+  if (!l.mount_label.empty()) return Error::unsupported("linux.mountLabel: SELinux mount labels are not supported by berth");
   // linux.netDevices move into the container's own network namespace (create.cc, at kHooks).
   bool netns = std::any_of(l.namespaces.begin(), l.namespaces.end(), [](const auto& n) { return n.type == "network"; });
   if (!l.net_devices.empty() && !netns)

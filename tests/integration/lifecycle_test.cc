@@ -67,6 +67,24 @@ TEST(Lifecycle, MissingExecutableUsesRuncWording) {
   EXPECT_EQ(mount_lines(), before) << "a failed create leaves no mount";
 }
 
+// What berth does not apply is refused by name, on every host, never silently dropped.
+TEST(Lifecycle, FieldsBerthDoesNotApplyAreRefusedByName) {
+  Runtime rt;
+  Bundle b;
+  b.spec().linux->intel_rdt = spec::IntelRdt{};
+  b.write();
+  auto r = rt({"run", "--bundle", b.path(), "c-rdt"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("linux.intelRdt: Intel RDT is not supported by berth"), std::string::npos) << r.err;
+  Bundle m;
+  m.spec().linux->mount_label = "system_u:object_r:container_file_t:s0";
+  m.write();
+  r = rt({"run", "--bundle", m.path(), "c-label"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("linux.mountLabel: SELinux mount labels are not supported by berth"), std::string::npos) << r.err;
+  EXPECT_EQ(rt({"list", "-q"}).out, "");
+}
+
 TEST(Lifecycle, PidFileIsWritten) {
   Runtime rt;
   Bundle b;

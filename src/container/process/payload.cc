@@ -14,10 +14,12 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/magic.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,6 +105,30 @@ Status refuse_runtime_binary(const InitConfig& cfg, const std::string& path, int
   return interp.empty() ? ok() : refuse_runtime_binary(cfg, interp, depth + 1);
 }
 
+// process.apparmorProfile / selinuxLabel: the LSM switches to them at execve. Written
+// through the container's procfs, whose files are checked to be procfs on the very fd
+// (a fake /proc must not take the write, CVE-2019-16884). Refused earlier where the host
+// has no such LSM (init_builder.cc, exec_process.cc).
+Status write_exec_attr(const char* lsm_path, const char* generic_path, const std::string& value, const char* field) {
+  UniqueFd fd(::open(lsm_path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) fd.reset(::open(generic_path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return Error::sys(errno, std::string(field) + ": open " + generic_path);
+  struct statfs fs;
+  if (::fstatfs(fd.get(), &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC)
+    return Error::generic(std::string(field) + ": " + generic_path + " is not on procfs");
+  return file::write_all(fd.get(), value).context(field);
+}
+
+Status apply_lsm_labels(const spec::Process& p) {
+  if (!p.apparmor_profile.empty())
+    BERTH_TRY(write_exec_attr("/proc/thread-self/attr/apparmor/exec", "/proc/thread-self/attr/exec",
+                              "exec " + p.apparmor_profile, "process.apparmorProfile"));
+  if (!p.selinux_label.empty())
+    BERTH_TRY(write_exec_attr("/proc/thread-self/attr/selinux/exec", "/proc/thread-self/attr/exec", p.selinux_label,
+                              "process.selinuxLabel"));
+  return ok();
+}
+
 Result<Exec> prepare(InitConfig& cfg) {
   const spec::Process& p = cfg.process;
   if (p.args.empty()) return Error::invalid_spec("process.args: must not be empty");
@@ -113,6 +139,7 @@ Result<Exec> prepare(InitConfig& cfg) {
   // cwd first as root (it may be unreachable for the user only through a parent dir), and
   // again as the user if that failed.
   bool cwd_done = ::chdir(p.cwd.empty() ? "/" : p.cwd.c_str()) == 0;
+  BERTH_TRY(apply_lsm_labels(p));
   if (cfg.seccomp && !p.no_new_privileges) BERTH_TRY(load_seccomp(cfg).context("load seccomp filter"));
   BERTH_TRY(switch_user(cfg));
   if (!cwd_done && ::chdir(p.cwd.c_str()) < 0) return Error::sys(errno, "chdir to cwd (" + str::go_quote(p.cwd) + ") set in config.json");
