@@ -61,6 +61,15 @@ void wait_gone(const ContainerRecord& r) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+// A SIGKILL to a process of a frozen cgroup v1 waits for the thaw: after killing a paused
+// container's init, thaw it, as runc does (else `kill KILL` left it paused and
+// `delete --force` waited its 10 s for the init in vain).
+void thaw_after_kill(const ContainerRecord& r) {
+  if (r.cgroup_paths.empty()) return;
+  auto m = cgroups::Manager::load(r.cgroup_paths);
+  if (m) (void)m->thaw();
+}
+
 // Processes left in the container's cgroup (a container without its own pid namespace, or
 // a paused one) are killed before the cgroup goes: frozen, killed, thawed, awaited.
 void kill_leftovers(const ContainerRecord& r) {
@@ -171,7 +180,9 @@ Status kill_container(const std::string& root, const std::string& id, const std:
   if (sig < 0) return Error::invalid_argument("unknown signal " + str::go_quote(signal));
   BERTH_ASSIGN(Loaded c, load(root, id, false));
   if (c.status == ContainerStatus::kStopped && !all) return Error(0, ErrorKind::kNotRunning, "container not running");
-  return signal_init(c.record, sig);
+  BERTH_TRY(signal_init(c.record, sig));
+  if (c.status == ContainerStatus::kPaused && sig == SIGKILL) thaw_after_kill(c.record);
+  return ok();
 }
 
 Status delete_container(const std::string& root, const std::string& id, bool force) {
@@ -197,6 +208,7 @@ Status delete_container(const std::string& root, const std::string& id, bool for
         return Error(0, ErrorKind::kNotStopped,
                      "cannot delete container " + id + " that is not stopped: " + status_name(c.status));
       (void)signal_init(c.record, SIGKILL);
+      if (c.status == ContainerStatus::kPaused) thaw_after_kill(c.record);
       wait_gone(c.record);
   }
   return destroy(c, root);
