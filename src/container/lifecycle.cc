@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <thread>
 
@@ -115,10 +116,13 @@ std::string owner_name(int dirfd) {
 
 }  // namespace
 
+// As runc: a number goes as it is (0 only checks that the init lives), a name in any case,
+// with or without "SIG" ("kill ID usr1").
 int parse_signal(const std::string& s) {
   if (s.empty()) return SIGTERM;
-  if (auto n = str::parse_i64(s); n) return *n > 0 && *n < NSIG ? static_cast<int>(*n) : -1;
+  if (auto n = str::parse_i64(s); n) return *n >= 0 && *n < NSIG ? static_cast<int>(*n) : -1;
   std::string name = s;
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (str::starts_with(name, "SIG")) name = name.substr(3);
   for (int sig = 1; sig < NSIG; ++sig) {
     const char* abbrev = sigabbrev_np(sig);
