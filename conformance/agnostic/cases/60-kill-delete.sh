@@ -29,8 +29,9 @@ tc.kill.all() {
   wait_until 5 "the init to end" pid_gone "$INIT"
 }
 
-# The signal as a name, a SIG name or a number reaches the init (its trap counts them);
-# an unknown signal is refused and the container keeps running.
+# The signal as a name, a SIG name, a lower-case name or a number reaches the init (its
+# trap counts them); signal 0 only checks the init is there; an unknown signal is refused
+# and the container keeps running.
 tc.kill.signal-forms() {
   up c sh -c 'n=0; trap "n=\$((n+1)); echo \$n > /tmp/usr1" USR1; trap "exit 0" TERM; while :; do sleep 0.05; done'
   wait_until 5 "the USR1 trap to be set" catches "$INIT" 10
@@ -43,6 +44,13 @@ tc.kill.signal-forms() {
   call kill "$ID" 10
   expect_ok "kill 10"
   wait_until 5 "the 3rd USR1" file_has "$T/c/rootfs/tmp/usr1" '^3$'
+  call kill "$ID" usr1
+  expect_ok "kill usr1"
+  wait_until 5 "the 4th USR1" file_has "$T/c/rootfs/tmp/usr1" '^4$'
+  call kill "$ID" 0
+  expect_ok "kill 0 (no signal, the init exists)"
+  sleep 0.2
+  expect_eq "$(cat "$T/c/rootfs/tmp/usr1")" 4 "USR1 count after kill 0"
   call kill "$ID" NOSUCHSIGNAL
   expect_rc 1 "kill with an unknown signal"
   call state "$ID"
