@@ -89,6 +89,16 @@ void kill_leftovers(const ContainerRecord& r) {
   }
 }
 
+// poststart and poststop hooks: a failing hook is a warning and the ones after it still run
+// (runtime-spec lifecycle: "the runtime MUST log a warning, but the remaining hooks and
+// lifecycle continue as if the hook had succeeded"); run_hooks stops at the first failure.
+void run_hooks_warning(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state) {
+  for (size_t i = 0; i < hooks.size(); ++i) {
+    auto st = container::run_hook(hooks[i], state);
+    if (!st) log::warn(st.error().context(std::string("error running ") + kind + " hook #" + std::to_string(i)).message());
+  }
+}
+
 // Removes everything the container set up; poststop hook failures are warnings.
 Status destroy(Loaded& c, const std::string& root) {
   kill_leftovers(c.record);
@@ -98,8 +108,7 @@ Status destroy(Loaded& c, const std::string& root) {
   BERTH_TRY(store.remove(c.record.id));
   if (spec && spec->hooks && !spec->hooks->poststop.empty()) {
     OciState s = container::to_oci_state(c.record, ContainerStatus::kStopped);
-    auto st = container::run_hooks("poststop", spec->hooks->poststop, oci_state_json(s, false));
-    if (!st) log::warn(st.error().message());
+    run_hooks_warning("poststop", spec->hooks->poststop, oci_state_json(s, false));
   }
   return ok();
 }
@@ -173,8 +182,7 @@ Status start_container(const std::string& root, const std::string& id) {
   auto spec = c.dir.read_config();
   if (spec && spec->hooks && !spec->hooks->poststart.empty()) {
     OciState s = container::to_oci_state(c.record, ContainerStatus::kRunning);
-    auto st = container::run_hooks("poststart", spec->hooks->poststart, oci_state_json(s, false));
-    if (!st) log::warn(st.error().message());
+    run_hooks_warning("poststart", spec->hooks->poststart, oci_state_json(s, false));
   }
   return ok();
 }
