@@ -223,9 +223,9 @@ case_main() {
 }
 
 fail() {
-  # Name the case's line, not the line of an expect_*/wait_* helper.
+  # Name the case's line, not a line of this library or of an expect_* helper.
   local i=1
-  while [[ ${FUNCNAME[i]:-} == expect_* || ${FUNCNAME[i]:-} == wait_* || ${FUNCNAME[i]:-} == console_wait ]]; do
+  while [[ ${BASH_SOURCE[i]:-} == */lib.sh || ${FUNCNAME[i]:-} == expect_* ]] && [ $((i + 1)) -lt ${#FUNCNAME[@]} ]; do
     i=$((i + 1))
   done
   echo "FAIL: ${BASH_SOURCE[i]##*/}:${BASH_LINENO[i - 1]}: $*"

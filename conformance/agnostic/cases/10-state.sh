@@ -36,7 +36,7 @@ tc.state.created() {
 }
 
 # The status through the lifecycle: created, running (same pid), stopped when the process
-# exits, and gone after delete ("container does not exist").
+# exits, and gone after delete ("container does not exist"), its cgroups with it.
 tc.state.lifecycle() {
   local id pid
   id=$(cid c)
@@ -59,10 +59,12 @@ tc.state.lifecycle() {
   call state "$id"
   expect_ok "state of a stopped container"
   expect_json "$OUT" '.status == "stopped"' "status after the process exited"
+  [ -n "$(cg_dirs c)" ] || fail "no cgroup directory of the container to check"
   call delete "$id"
   expect_ok "delete of a stopped container"
   call state "$id"
   expect_error "container does not exist" 1 "state after delete"
+  [ -z "$(cg_dirs c)" ] || fail "cgroups left after delete: $(cg_dirs c | paste -sd ' ' -)"
 }
 
 # `list`: the table (header and one row per container), -q (ids only) and --format json

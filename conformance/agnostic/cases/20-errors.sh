@@ -62,9 +62,9 @@ tc.errors.delete-running() {
   expect_json "$OUT" '.status == "paused"' "status after the refused delete"
 }
 
-# A stopped container: kill and pause say "container not running" (exit 1), start "cannot
-# start a container that has stopped", exec "cannot exec in a stopped container" (255);
-# delete then works.
+# A stopped container: kill, pause and update say "container not running" (exit 1),
+# start "cannot start a container that has stopped", exec "cannot exec in a stopped
+# container" (255); delete then works.
 tc.errors.stopped() {
   local id
   id=$(cid c)
@@ -78,6 +78,8 @@ tc.errors.stopped() {
   expect_error "container not running" 1 "kill (default signal) of a stopped container"
   call pause "$id"
   expect_error "container not running" 1 "pause of a stopped container"
+  call update --pids-limit 10 "$id"
+  expect_error "container not running" 1 "update of a stopped container"
   call start "$id"
   expect_error "cannot start a container that has stopped" 1 "start of a stopped container"
   call exec "$id" true
@@ -105,7 +107,8 @@ tc.errors.start-running() {
 }
 
 # create with process.terminal but no --console-socket, and with --console-socket but no
-# terminal: runc's texts, exit 1, nothing created.
+# terminal: runc's texts, exit 1, nothing created. The same mistakes with exec (--tty
+# --detach without a socket, a socket without --detach): exit 255.
 tc.errors.console-misuse() {
   local id
   id=$(cid c)
@@ -121,4 +124,14 @@ tc.errors.console-misuse() {
   call list -q
   expect_eq "$OUT" "" "containers after the refused creates"
   [ -z "$(cg_dirs c)$(cg_dirs plain)" ] || fail "cgroups left by the refused creates: $(cg_dirs c) $(cg_dirs plain)"
+  up running
+  call exec --tty --detach "$ID" true
+  expect_error "cannot allocate tty if [a-z]+ will detach without setting console socket" 255 \
+    "exec --tty --detach without --console-socket"
+  call exec --tty --console-socket "$T/unused.sock" "$ID" true
+  expect_error "cannot use console socket if [a-z]+ will not detach or allocate tty" 255 \
+    "exec --tty --console-socket without --detach"
+  call exec --detach --console-socket "$T/unused.sock" "$ID" true
+  expect_error "cannot use console socket if [a-z]+ will not detach or allocate tty" 255 \
+    "exec --detach --console-socket without --tty"
 }

@@ -90,3 +90,45 @@ tc.hooks.prestart-fails() {
   expect_eq "$OUT" "" "list -q after the failed create"
   [ -z "$(cg_dirs c)" ] || fail "cgroups left after the failed create: $(cg_dirs c | paste -sd ' ' -)"
 }
+
+# A failing poststart hook is a warning: start succeeds, the container runs, the next
+# poststart hook still runs. runtime-spec 1.0.2, runtime.md, Lifecycle: "If any poststart
+# hook fails, the runtime MUST log a warning, but the remaining hooks and lifecycle
+# continue as if the hook had succeeded."
+tc.hooks.poststart-fails() {
+  local id
+  id=$(cid c)
+  bundle c sleep 1000
+  config c '.hooks.poststart = [{path: "/bin/sh", args: ["sh", "-c", "exit 5"]},
+                                {path: "/bin/sh", args: ["sh", "-c", "echo ran > \($t)/second"]}]' --arg t "$T"
+  call create --bundle "$T/c" "$id"
+  expect_ok "create of a container whose first poststart hook fails"
+  call start "$id"
+  expect_ok "start with a failing poststart hook"
+  expect_match "$ERR" 'level=warning.*hook #0.*exit status 5' "the warning about the failing hook"
+  call state "$id"
+  expect_json "$OUT" '.status == "running"' "status after start"
+  expect_eq "$(cat "$T/second" 2>/dev/null)" ran "the poststart hook after the failing one"
+}
+
+# A failing poststop hook is a warning: delete succeeds, the container and its cgroups are
+# gone, the next poststop hook still runs (runtime-spec 1.0.2, runtime.md, Lifecycle: "If
+# any poststop hook fails, the runtime MUST log a warning, but the remaining hooks and
+# lifecycle continue as if the hook had succeeded.").
+tc.hooks.poststop-fails() {
+  local id
+  id=$(cid c)
+  bundle c true
+  config c '.hooks.poststop = [{path: "/bin/sh", args: ["sh", "-c", "exit 6"]},
+                               {path: "/bin/sh", args: ["sh", "-c", "echo ran > \($t)/second"]}]' --arg t "$T"
+  call run -d --bundle "$T/c" "$id"
+  expect_ok "run -d"
+  wait_status "$id" stopped
+  call delete "$id"
+  expect_ok "delete with a failing poststop hook"
+  expect_match "$ERR" 'hook #0.*exit status 6' "the message about the failing hook"
+  call state "$id"
+  expect_error "container does not exist" 1 "state after delete"
+  [ -z "$(cg_dirs c)" ] || fail "cgroups left after delete: $(cg_dirs c | paste -sd ' ' -)"
+  expect_eq "$(cat "$T/second" 2>/dev/null)" ran "the poststop hook after the failing one"
+}
