@@ -16,7 +16,9 @@ AGN=$HERE/agnostic
 # --- inside a case process: the runner ran `agnostic.sh --case NAME` ---------------------
 if [ "${1:-}" = --case ]; then
   CASE=$2
+  # shellcheck source=agnostic/lib.sh
   . "$AGN/lib.sh"
+  # shellcheck source=/dev/null
   for f in "$AGN"/cases/*.sh; do . "$f"; done
   case_main "$CASE"
   exit $?
@@ -104,5 +106,6 @@ if [ -z "${in_reaper:-}" ]; then
 fi
 
 # --- the run (inside the reaper) ---------------------------------------------------------
+# shellcheck source=agnostic/lib.sh
 . "$AGN/lib.sh"
 run_main "$(selected_cases)"
