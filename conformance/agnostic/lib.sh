@@ -434,3 +434,10 @@ catches() {
   mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null) || return 1
   [ -n "$mask" ] && [ $((0x$mask >> ($2 - 1) & 1)) = 1 ]
 }
+# cmdline_is PID WORD...: /proc/PID/cmdline is exactly these words (an exec'd process may
+# still be the runtime's helper for a moment after `exec --detach` returned).
+cmdline_is() {
+  local pid=$1
+  shift
+  [ "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" = "$* " ]
+}

@@ -51,8 +51,8 @@ tc.state.lifecycle() {
   call state "$id"
   expect_json "$OUT" '.status == "running"' "status after start"
   PID=$pid expect_json "$OUT" '.pid == ($ENV.PID | tonumber)' "pid after start (the created pid)"
-  expect_eq "$(tr '\0' ' ' <"/proc/$pid/cmdline")" "sh -c while [ ! -e /tmp/stop ]; do sleep 0.05; done " \
-    "/proc/PID/cmdline after start"
+  wait_until 5 "the container process to run the config's args" \
+    cmdline_is "$pid" sh -c 'while [ ! -e /tmp/stop ]; do sleep 0.05; done'
   touch "$T/c/rootfs/tmp/stop"
   wait_status "$id" stopped
   wait_until 5 "pid $pid to end" pid_gone "$pid"

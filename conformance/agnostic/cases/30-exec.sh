@@ -73,7 +73,7 @@ tc.exec.detach() {
   pid=$(cat "$T/exec.pid")
   expect_match "$pid" '^[0-9]+$' "the pid file"
   pid_alive "$pid" || fail "the exec'd process $pid is not alive"
-  expect_eq "$(tr '\0' ' ' <"/proc/$pid/cmdline")" "sleep 4242 " "/proc/$pid/cmdline"
+  wait_until 5 "/proc/$pid/cmdline to be 'sleep 4242'" cmdline_is "$pid" sleep 4242
   expect_eq "$(readlink "/proc/$pid/ns/pid")" "$(readlink "/proc/$INIT/ns/pid")" "pid namespace of the exec'd process"
   expect_eq "$(readlink "/proc/$pid/ns/mnt")" "$(readlink "/proc/$INIT/ns/mnt")" "mount namespace of the exec'd process"
   expect_eq "$(grep -E '^[0-9]+:(pids|memory):' "/proc/$pid/cgroup")" "$(grep -E '^[0-9]+:(pids|memory):' "/proc/$INIT/cgroup")" \

@@ -76,7 +76,7 @@ tc.update.resources() {
 # (current: the 3 processes of the container), blkio, hugetlb; numbers where numbers are due.
 tc.events.stats() {
   up c sh -c 'sleep 1000 & sleep 1001 & i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; wait'
-  sleep 0.3
+  wait_until 10 "the init's two children" eval "[ \$(cat /proc/$INIT/task/*/children | wc -w) -eq 2 ]"
   call events --stats "$ID"
   expect_ok "events --stats"
   expect_eq "$(printf '%s' "$OUT" | jq -s length)" 1 "JSON values printed"
@@ -107,8 +107,9 @@ tc.ps.formats() {
   local procs
   need_v1 pids
   up c sh -c 'sleep 1000 & sleep 1001 & wait'
-  call exec --detach "$ID" sleep 1002
+  call exec --detach --pid-file "$T/exec.pid" "$ID" sleep 1002
   expect_ok "exec --detach"
+  wait_until 5 "the exec'd process to be 'sleep 1002'" cmdline_is "$(cat "$T/exec.pid")" sleep 1002
   nprocs_is() { [ "$(wc -l <"$(cg_v1 pids c cgroup.procs)")" = "$1" ]; }
   wait_until 5 "4 processes in the container" nprocs_is 4
   procs=$(sort -n "$(cg_v1 pids c cgroup.procs)" | paste -sd ' ' -)
