@@ -43,7 +43,7 @@ Result<OciState> container_state(const std::string& root, const std::string& id)
 // Every container under root, with the owner's user name filled in (for `list`).
 Result<std::vector<OciState>> list_containers(const std::string& root);
 
-// Signal names as runc accepts them: "KILL", "SIGKILL", "9". -1 when unknown.
+// Signals as runc accepts them: "KILL", "SIGKILL", "sigkill", "9", "0". -1 when unknown.
 int parse_signal(const std::string& s);
 
 }  // namespace berth

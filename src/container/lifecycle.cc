@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <thread>
 
@@ -61,6 +62,15 @@ void wait_gone(const ContainerRecord& r) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+// A SIGKILL to a process of a frozen cgroup v1 waits for the thaw: after killing a paused
+// container's init, thaw it, as runc does (else `kill KILL` left it paused and
+// `delete --force` waited its 10 s for the init in vain).
+void thaw_after_kill(const ContainerRecord& r) {
+  if (r.cgroup_paths.empty()) return;
+  auto m = cgroups::Manager::load(r.cgroup_paths);
+  if (m) (void)m->thaw();
+}
+
 // Processes left in the container's cgroup (a container without its own pid namespace, or
 // a paused one) are killed before the cgroup goes: frozen, killed, thawed, awaited.
 void kill_leftovers(const ContainerRecord& r) {
@@ -79,6 +89,16 @@ void kill_leftovers(const ContainerRecord& r) {
   }
 }
 
+// poststart and poststop hooks: a failing hook is a warning and the ones after it still run
+// (runtime-spec lifecycle: "the runtime MUST log a warning, but the remaining hooks and
+// lifecycle continue as if the hook had succeeded"); run_hooks stops at the first failure.
+void run_hooks_warning(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state) {
+  for (size_t i = 0; i < hooks.size(); ++i) {
+    auto st = container::run_hook(hooks[i], state);
+    if (!st) log::warn(st.error().context(std::string("error running ") + kind + " hook #" + std::to_string(i)).message());
+  }
+}
+
 // Removes everything the container set up; poststop hook failures are warnings.
 Status destroy(Loaded& c, const std::string& root) {
   kill_leftovers(c.record);
@@ -88,8 +108,7 @@ Status destroy(Loaded& c, const std::string& root) {
   BERTH_TRY(store.remove(c.record.id));
   if (spec && spec->hooks && !spec->hooks->poststop.empty()) {
     OciState s = container::to_oci_state(c.record, ContainerStatus::kStopped);
-    auto st = container::run_hooks("poststop", spec->hooks->poststop, oci_state_json(s, false));
-    if (!st) log::warn(st.error().message());
+    run_hooks_warning("poststop", spec->hooks->poststop, oci_state_json(s, false));
   }
   return ok();
 }
@@ -106,10 +125,13 @@ std::string owner_name(int dirfd) {
 
 }  // namespace
 
+// As runc: a number goes as it is (0 only checks that the init lives), a name in any case,
+// with or without "SIG" ("kill ID usr1").
 int parse_signal(const std::string& s) {
   if (s.empty()) return SIGTERM;
-  if (auto n = str::parse_i64(s); n) return *n > 0 && *n < NSIG ? static_cast<int>(*n) : -1;
+  if (auto n = str::parse_i64(s); n) return *n >= 0 && *n < NSIG ? static_cast<int>(*n) : -1;
   std::string name = s;
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (str::starts_with(name, "SIG")) name = name.substr(3);
   for (int sig = 1; sig < NSIG; ++sig) {
     const char* abbrev = sigabbrev_np(sig);
@@ -160,8 +182,7 @@ Status start_container(const std::string& root, const std::string& id) {
   auto spec = c.dir.read_config();
   if (spec && spec->hooks && !spec->hooks->poststart.empty()) {
     OciState s = container::to_oci_state(c.record, ContainerStatus::kRunning);
-    auto st = container::run_hooks("poststart", spec->hooks->poststart, oci_state_json(s, false));
-    if (!st) log::warn(st.error().message());
+    run_hooks_warning("poststart", spec->hooks->poststart, oci_state_json(s, false));
   }
   return ok();
 }
@@ -171,7 +192,9 @@ Status kill_container(const std::string& root, const std::string& id, const std:
   if (sig < 0) return Error::invalid_argument("unknown signal " + str::go_quote(signal));
   BERTH_ASSIGN(Loaded c, load(root, id, false));
   if (c.status == ContainerStatus::kStopped && !all) return Error(0, ErrorKind::kNotRunning, "container not running");
-  return signal_init(c.record, sig);
+  BERTH_TRY(signal_init(c.record, sig));
+  if (c.status == ContainerStatus::kPaused && sig == SIGKILL) thaw_after_kill(c.record);
+  return ok();
 }
 
 Status delete_container(const std::string& root, const std::string& id, bool force) {
@@ -197,6 +220,7 @@ Status delete_container(const std::string& root, const std::string& id, bool for
         return Error(0, ErrorKind::kNotStopped,
                      "cannot delete container " + id + " that is not stopped: " + status_name(c.status));
       (void)signal_init(c.record, SIGKILL);
+      if (c.status == ContainerStatus::kPaused) thaw_after_kill(c.record);
       wait_gone(c.record);
   }
   return destroy(c, root);
