@@ -19,6 +19,10 @@ namespace {
 constexpr const char* kRecordFile = "state.json";
 constexpr const char* kConfigFile = "config.json";
 constexpr const char* kFifoFile = "exec.fifo";
+// The record carries the config's annotations, so it may be as large as the config.json it
+// came from (create reads up to 64 MiB): a 1 MiB cap made a container created from a
+// 10 MiB config unreadable, and so impossible to start or delete.
+constexpr size_t kMaxRecordBytes = 64u << 20;
 
 bool id_char_ok(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -71,7 +75,7 @@ Status ContainerDir::lock() {
 }
 
 Result<ContainerRecord> ContainerDir::read_record() const {
-  auto text = file::read(dirfd_.get(), kRecordFile, 1u << 20);
+  auto text = file::read(dirfd_.get(), kRecordFile, kMaxRecordBytes);
   if (!text) {
     // A directory without state.json is a create that never got far: nothing to show.
     if (text.error().err() == ENOENT) return Error::not_exist();
