@@ -53,8 +53,8 @@ TEST(HostileContainer, EscapesThroughNoLeakedFd) {
   std::string b = env.bundle("fds", {"sh", "-c", "{ " + fd_probe("init") + "; } > /tmp/fds.init; sleep 300"});
   EXPECT_EQ(berth_with_fds(env, {"create", "--preserve-fds", "1", "--bundle", b, "fds"}, {for_init, dir, path, dir}), "");
   EXPECT_EQ(env.rt()({"start", "fds"}).code, 0);
-  EXPECT_EQ(berth_with_fds(env, {"exec", "--preserve-fds", "1", "fds", "sh", "-c", fd_probe("exec")}, {for_exec, dir, path, dir}),
-            expected(passed));
+  std::vector<std::string> exec = {"exec", "--preserve-fds", "1", "fds", "sh", "-c", fd_probe("exec")};
+  EXPECT_EQ(berth_with_fds(env, exec, {for_exec, dir, path, dir}), expected(passed));
   EXPECT_TRUE(wait_for_line(env.rootfs() + "/tmp/fds.init", "asked-for", 10000));
   EXPECT_EQ(read_text(env.rootfs() + "/tmp/fds.init"), expected(passed));
   EXPECT_EQ(run_cmd({"ls", "-A", host.path()}).out, "passed\n") << "a file was created through a leaked fd";
