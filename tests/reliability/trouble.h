@@ -67,6 +67,7 @@ class Bystander {
     static const std::regex kPid("\"pid\":\\s*([0-9]+)");
     if (std::regex_search(record_, m, kPid)) pid_ = static_cast<pid_t>(std::stoi(m[1]));
   }
+  Bystander(const Bystander&) = delete;
   bool started() const { return started_ && pid_ > 0; }
   void expect_untouched(const std::string& when) const {
     EXPECT_EQ(read_text(record_path()), record_) << when << ": the bystander's state.json changed";
@@ -75,9 +76,14 @@ class Bystander {
     EXPECT_NE(st.out.find("\"status\": \"running\""), std::string::npos) << when << ": " << st.out;
     EXPECT_EQ(::kill(pid_, 0), 0) << when << ": the bystander's init is gone";
   }
-  void remove() const {
+  // A test that stopped early (a failed ASSERT) still takes its bystander down.
+  ~Bystander() {
+    if (!removed_) berth_at(root_, {"delete", "--force", kId});
+  }
+  void remove() {
     auto r = berth_at(root_, {"delete", "--force", kId});
     EXPECT_EQ(r.code, 0) << r.err;
+    removed_ = true;
   }
 
  private:
@@ -86,6 +92,7 @@ class Bystander {
   std::string record_;
   pid_t pid_ = 0;
   bool started_ = false;
+  bool removed_ = false;
 };
 
 }  // namespace berth::test
