@@ -19,6 +19,10 @@ namespace {
 constexpr const char* kRecordFile = "state.json";
 constexpr const char* kConfigFile = "config.json";
 constexpr const char* kFifoFile = "exec.fifo";
+// The record carries the config's annotations, so it may be as large as the config.json it
+// came from (create reads up to 64 MiB): a 1 MiB cap made a container created from a
+// 10 MiB config unreadable, and so impossible to start or delete.
+constexpr size_t kMaxRecordBytes = 64u << 20;
 
 bool id_char_ok(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -37,22 +41,33 @@ Status mkdir_all(const std::string& path, mode_t mode) {
 }
 
 // Removes everything under dirfd (one level of files plus nested dirs), never following links.
-void remove_tree_at(int parent, const char* name) {
+// Returns the first errno that stopped a removal (0: none), so that the caller can say why
+// a directory stayed (a read-only state root gives EROFS, not a vague "busy").
+int remove_tree_at(int parent, const char* name) {
+  int first = 0;
+  auto note = [&first](int r) {
+    if (r < 0 && errno != ENOENT && first == 0) first = errno;
+  };
   int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0) {
     DIR* d = ::fdopendir(fd);
     if (d) {
       while (struct dirent* e = ::readdir(d)) {
         if (std::string_view(e->d_name) == "." || std::string_view(e->d_name) == "..") continue;
-        if (e->d_type == DT_DIR) remove_tree_at(::dirfd(d), e->d_name);
-        else ::unlinkat(::dirfd(d), e->d_name, 0);
+        if (e->d_type == DT_DIR) {
+          int e2 = remove_tree_at(::dirfd(d), e->d_name);
+          if (first == 0) first = e2;
+        } else {
+          note(::unlinkat(::dirfd(d), e->d_name, 0));
+        }
       }
       ::closedir(d);
     } else {
       ::close(fd);
     }
   }
-  ::unlinkat(parent, name, AT_REMOVEDIR);
+  note(::unlinkat(parent, name, AT_REMOVEDIR));
+  return first;
 }
 
 }  // namespace
@@ -71,7 +86,7 @@ Status ContainerDir::lock() {
 }
 
 Result<ContainerRecord> ContainerDir::read_record() const {
-  auto text = file::read(dirfd_.get(), kRecordFile, 1u << 20);
+  auto text = file::read(dirfd_.get(), kRecordFile, kMaxRecordBytes);
   if (!text) {
     // A directory without state.json is a create that never got far: nothing to show.
     if (text.error().err() == ENOENT) return Error::not_exist();
@@ -143,10 +158,10 @@ Result<ContainerDir> StateStore::open_container(const std::string& id) const {
 Status StateStore::remove(const std::string& id) {
   BERTH_TRY(validate_id(id));
   if (!fd_) return ok();
-  remove_tree_at(fd_.get(), id.c_str());
+  int err = remove_tree_at(fd_.get(), id.c_str());
   struct stat st;
   if (::fstatat(fd_.get(), id.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
-    return Error::sys(EBUSY, "remove container directory " + id);
+    return Error::sys(err ? err : EBUSY, "remove container directory " + id);
   return ok();
 }
 

@@ -2,6 +2,7 @@
 #include "reliability/census.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -56,8 +57,7 @@ std::map<pid_t, ProcEntry> all_processes() {
   while (struct dirent* e = ::readdir(d)) {
     pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
     if (pid <= 0) continue;
-    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::string text = read_volatile("/proc/" + std::to_string(pid) + "/stat");
     size_t open = text.find('('), close = text.rfind(')');
     if (open == std::string::npos || close == std::string::npos || close + 4 > text.size()) continue;
     ProcEntry p;
@@ -132,6 +132,17 @@ void add_diff(const char* what, const std::vector<std::string>& before, const st
 }
 
 }  // namespace
+
+std::string read_volatile(const std::string& path) {
+  std::string out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
 
 std::vector<pid_t> descendants() {
   auto procs = all_processes();

@@ -54,4 +54,9 @@ std::vector<std::string> stable_netdevs();
 // Descendant pids of this process (children of children...), from /proc.
 std::vector<pid_t> descendants();
 
+// The text of a /proc or cgroup file read with read(2); "" or what came before an error. Not
+// std::ifstream: libstdc++'s filebuf throws when read(2) fails, as it does with ESRCH for a
+// process that exits between open and read.
+std::string read_volatile(const std::string& path);
+
 }  // namespace berth::test

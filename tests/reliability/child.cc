@@ -11,7 +11,7 @@
 
 namespace berth::test {
 
-Child::Child(const std::vector<std::string>& argv) {
+Child::Child(const std::vector<std::string>& argv, const std::vector<int>& inherit) {
   out_ = ::memfd_create("child-output", MFD_CLOEXEC);
   int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   std::vector<char*> args;
@@ -22,6 +22,12 @@ Child::Child(const std::vector<std::string>& argv) {
     ::dup2(null_in, 0);
     ::dup2(out_, 1);
     ::dup2(out_, 2);
+    // Out of the way first, so that no fd is overwritten before it is moved.
+    for (size_t i = 0; i < inherit.size(); ++i) ::dup2(inherit[i], 100 + static_cast<int>(i));
+    for (size_t i = 0; i < inherit.size(); ++i) {
+      ::dup2(100 + static_cast<int>(i), 3 + static_cast<int>(i));
+      ::close(100 + static_cast<int>(i));
+    }
     ::execv(args[0], args.data());
     ::_exit(127);
   }

@@ -12,7 +12,8 @@ namespace berth::test {
 
 class Child {
  public:
-  explicit Child(const std::vector<std::string>& argv);
+  // `inherit`: fds the command gets at 3, 4, ... (not close-on-exec), as from a leaky caller.
+  explicit Child(const std::vector<std::string>& argv, const std::vector<int>& inherit = {});
   ~Child();  // SIGKILLs and reaps a child still running
   Child(const Child&) = delete;
   Child(Child&& o) noexcept;

@@ -48,11 +48,14 @@ class RelEnv {
     return bundle(id, args, [](spec::Spec&) {});
   }
 
-  CensusScope scope() const {
-    return {{bundles_.path(), base_.path(), rt_.root()}, cgroup_parent_, rt_.root(), {bundles_.path()},
+  CensusScope scope() const { return scope_at(rt_.root()); }
+  Census census() const { return take_census(scope()); }
+  // The same, for containers kept under another state root (a tmpfs in trouble).
+  CensusScope scope_at(const std::string& state_root) const {
+    return {{bundles_.path(), base_.path(), state_root}, cgroup_parent_, state_root, {bundles_.path()},
             stable_netdevs()};
   }
-  Census census() const { return take_census(scope()); }
+  Census census_at(const std::string& state_root) const { return take_census(scope_at(state_root)); }
 
   // The init's pid from the container's state.json (0 before it is recorded).
   pid_t recorded_pid(const std::string& id) const {

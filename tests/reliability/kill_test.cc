@@ -8,7 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <cstdlib>
 #include <random>
 
 #include "reliability/child.h"
@@ -44,10 +44,8 @@ std::vector<std::string> step_args(const RelEnv& env, Step s, const std::string&
 // before its pid is written).
 pid_t find_init(const RelEnv& env, const std::string& id) {
   if (pid_t p = env.recorded_pid(id); p > 0) return p;
-  std::ifstream f("/sys/fs/cgroup/pids" + env.cgroup_parent() + "/" + id + "/cgroup.procs");
-  pid_t p = 0;
-  f >> p;
-  return p;
+  std::string procs = read_volatile("/sys/fs/cgroup/pids" + env.cgroup_parent() + "/" + id + "/cgroup.procs");
+  return static_cast<pid_t>(std::atoi(procs.c_str()));
 }
 
 struct Outcome {
