@@ -2,8 +2,8 @@
 # README command (b): on Debian 12, as root, installs what the tests need, builds berth
 # (-Werror), runs every suite through ctest — unit, integration (real containers),
 # conformance (OCI runtime-tools), vm (pure cgroup v2 + Soft-RoCE under qemu), ecosystem
-# (containerd, Docker, podman) — then the unit and integration suites again under
-# ASan+UBSan, and the libFuzzer targets for a bounded time. Ends with "N passed, N failed".
+# (containerd, Docker, podman) — then the unit, integration and reliability suites again
+# under ASan+UBSan, and the libFuzzer targets for a bounded time. Ends with "N passed, N failed".
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -42,10 +42,16 @@ count build/ctest.log
 
 step "ASan + UBSan build: unit and integration"
 cmake -S . -B build-asan -DBERTH_WERROR=ON -DBERTH_SANITIZE="address;undefined" >/dev/null &&
-  cmake --build build-asan -j"$jobs" --target berth berth_unit_tests berth_integration_tests 2>&1 | grep -E 'error|Error'
+  cmake --build build-asan -j"$jobs" --target berth berth_unit_tests berth_integration_tests berth_reliability_tests 2>&1 | grep -E 'error|Error'
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L 'unit|integration' --output-on-failure 2>&1 | tee build-asan/ctest.log
 count build-asan/ctest.log
+
+step "ASan + UBSan: reliability (50 kills, 30 containers)"
+ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  BERTH_KILL_ITERATIONS=50 BERTH_LOAD_CONTAINERS=30 \
+  ctest --test-dir build-asan -L reliability --output-on-failure 2>&1 | tee build-asan/ctest-reliability.log
+count build-asan/ctest-reliability.log
 
 step "libFuzzer targets, ${fuzz_seconds}s each"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DBERTH_FUZZ=ON -DBERTH_TESTS=OFF >/dev/null &&
