@@ -35,6 +35,35 @@ spec::Hook logging_hook(const std::string& log, const std::string& name) {
   return h;
 }
 
+// Every hook that runs before the process is reaped gets the same pid: the init's, as the
+// host sees it (createContainer runs inside the container's pid namespace, where it is 1).
+TEST(Hooks, CreateContainerGetsTheHostPid) {
+  Runtime rt;
+  Bundle b;
+  std::string log = b.path() + "/pids.log";
+  auto pid_hook = [&](const std::string& name) {
+    spec::Hook h;
+    h.path = "/bin/sh";
+    h.args = {"sh", "-c", "read -r s; p=$(echo \"$s\" | sed -n 's/.*\"pid\":\\([0-9]*\\).*/\\1/p'); echo \"" + name +
+                              " $p\" >> " + log};
+    return h;
+  };
+  spec::Hooks h;
+  h.create_runtime = {pid_hook("createRuntime")};
+  h.create_container = {pid_hook("createContainer")};
+  b.spec().hooks = h;
+  b.script("true");
+  b.write();
+  auto r = rt({"run", "--bundle", b.path(), "h-pid"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream in(slurp(log));
+  std::string n1, p1, n2, p2;
+  in >> n1 >> p1 >> n2 >> p2;
+  EXPECT_EQ(n1 + " " + n2, "createRuntime createContainer");
+  EXPECT_NE(p1, "1");
+  EXPECT_EQ(p1, p2) << slurp(log);
+}
+
 TEST(Hooks, RunInOrderWithStateOnStdin) {
   Runtime rt;
   Bundle b;

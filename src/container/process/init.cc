@@ -5,6 +5,8 @@
 // rootfs plan and pivot, linux.sysctl, the pty, process attributes, then the payload.
 #include "container/process/init.h"
 
+#include <cstdlib>
+
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
@@ -27,6 +29,15 @@
 
 namespace berth::container::process {
 namespace {
+
+// Our pid as the host sees it, which hooks are given (as runc does): before the pivot,
+// /proc is still the host's procfs, whose "self" link names us in the host's pid namespace.
+pid_t host_pid() {
+  char buf[32] = {};
+  ssize_t n = ::readlink("/proc/self", buf, sizeof buf - 1);
+  int pid = n > 0 ? std::atoi(buf) : 0;
+  return pid > 0 ? pid : ::getpid();
+}
 
 Status write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets) {
   std::string text;
@@ -81,7 +92,7 @@ Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
   }
   if (!cfg.create_container_hooks.empty()) {
     OciState s = cfg.state;
-    s.pid = ::getpid();
+    s.pid = host_pid();
     s.status = "creating";
     BERTH_TRY(run_hooks("createContainer", cfg.create_container_hooks, oci_state_json(s, false)));
   }
