@@ -44,10 +44,9 @@ Status Applier::mounts() {
 // plan's check of the path as written saw nothing (CVE-2019-16884): refuse it there too.
 Status Applier::check_destination(const MountStep& m, int dest_fd) {
   BERTH_ASSIGN(struct statfs fs, sys_.fstatfs(dest_fd));
-  if (fs.f_type != PROC_SUPER_MAGIC || m.destination == "/proc" || proc_mount_allowed(m.destination)) return ok();
-  // A tmpfs the config itself places inside /proc was allowed by the plan; one that a
+  // What the config itself places inside /proc passed the plan's check; a destination that a
   // symlink of the image carried there was not written as /proc/... and is refused.
-  if (m.kind == MountKind::kFilesystem && m.type == "tmpfs" && str::starts_with(m.destination, "/proc/")) return ok();
+  if (fs.f_type != PROC_SUPER_MAGIC || m.destination == "/proc" || allowed_inside_proc(m)) return ok();
   return Error::generic(str::go_quote(m.destination) + " cannot be mounted because it is inside /proc");
 }
 

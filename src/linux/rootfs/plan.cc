@@ -51,23 +51,27 @@ bool proc_mount_allowed(const std::string& dest) {
   return false;
 }
 
+bool allowed_inside_proc(const MountStep& s) {
+  if (proc_mount_allowed(s.destination)) return true;
+  return s.kind == MountKind::kFilesystem && s.type == "tmpfs" && str::starts_with(s.destination, "/proc/");
+}
+
 namespace {
 
 // runc's checkProcMount (CVE-2019-16884): nothing but procfs may cover /proc, and nothing
 // may be mounted inside it but what lxcfs emulates. proc and sysfs mounts are exempt (they
-// are checked to be what they claim after mounting, wherever they go). So is a fresh tmpfs
-// (as in runc 1.1): empty and host-free, it is what linux.maskedPaths puts over a directory
-// anyway, and berth never writes through the container's /proc (CVE-2025-52881).
+// are checked to be what they claim after mounting, wherever they go). A fresh tmpfs is
+// allowed too (allowed_inside_proc): berth never writes through the container's /proc
+// (CVE-2025-52881).
 Status check_proc_destination(const MountStep& s, size_t index) {
   const std::string& d = s.destination;
   if (s.type == "proc" || s.type == "sysfs" || (d != "/proc" && !str::starts_with(d, "/proc/"))) return ok();
-  if (d != "/proc" && s.kind == MountKind::kFilesystem && s.type == "tmpfs") return ok();
   if (d == "/proc") {
     struct statfs fs;
     if (s.kind == MountKind::kBind && ::statfs(s.source.c_str(), &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) return ok();
     return Error::invalid_spec(field_of(index) + ": " + str::go_quote(d) + " cannot be mounted because it is not of type proc");
   }
-  if (proc_mount_allowed(d)) return ok();
+  if (allowed_inside_proc(s)) return ok();
   return Error::invalid_spec(field_of(index) + ": " + str::go_quote(d) + " cannot be mounted because it is inside /proc");
 }
 

@@ -151,6 +151,9 @@ std::string attr_text(uint64_t attrs);
 
 // The files under /proc that lxcfs emulates: the only mounts runc allows inside /proc.
 bool proc_mount_allowed(const std::string& destination);
+// What may be mounted inside /proc as written in the config: those files, and a fresh tmpfs
+// (as in runc 1.1: empty and host-free, what linux.maskedPaths puts over a directory).
+bool allowed_inside_proc(const MountStep& s);
 
 // The devices every container gets (runtime-spec "Default Devices"), in runc's order.
 std::vector<DeviceStep> default_devices(bool bind_from_host);
