@@ -64,8 +64,10 @@ TEST_F(CVE_2019_5736, WaitingInitIsNotReachableThroughProcPidExe) {
   target.spec().linux->cgroups_path = std::string(kTestCgroupParent) + "/cve-5736-target";
   target.write();
   ASSERT_EQ(rt({"create", "--bundle", target.path(), "cve-5736-target"}).code, 0);
-  auto pid = str::trim(run_cmd({"sh", "-c", "cat " + rt.root() + "/cve-5736-target/state.json | tr ',' '\\n' | "
-                                               "grep '\"pid\"' | tr -dc 0-9"}).out);
+  // trim returns a view: keep the command's output alive while it is used.
+  std::string state_pid = run_cmd({"sh", "-c", "cat " + rt.root() + "/cve-5736-target/state.json | tr ',' '\\n' | "
+                                               "grep '\"pid\"' | tr -dc 0-9"}).out;
+  std::string pid(str::trim(state_pid));
   ASSERT_FALSE(pid.empty());
   Bundle attacker;
   for (auto& ns : attacker.spec().linux->namespaces)
