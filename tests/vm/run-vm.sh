@@ -226,8 +226,10 @@ mkdir -p /dev/pts /dev/shm /dev/mqueue
 mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t mqueue mqueue /dev/mqueue
-mount -t tmpfs -o mode=1777 tmpfs /tmp
-mount -t tmpfs -o mode=0755 tmpfs /run
+# A --bin copied under /tmp or /run (a build tree there) must stay visible: those get their
+# own tmpfs only when empty. The root is a tmpfs already, so they are writable either way.
+[ -n "$(ls -A /tmp)" ] || mount -t tmpfs -o mode=1777 tmpfs /tmp
+[ -n "$(ls -A /run)" ] || mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 echo 1 > /proc/sys/kernel/printk        # keep kernel messages off the test output (see dmesg)
 hostname berth-vm
