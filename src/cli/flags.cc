@@ -216,7 +216,10 @@ std::optional<int64_t> parse_ram_bytes(std::string_view s) {
     if (unit == "b") unit.clear();
     if (!unit.empty()) return std::nullopt;
   }
-  return static_cast<int64_t>(v * mult);
+  // Converting a double beyond int64 is undefined: a size that large is an error.
+  double bytes = v * mult;
+  if (!(bytes < 9.2e18)) return std::nullopt;
+  return static_cast<int64_t>(bytes);
 }
 
 }  // namespace berth::cli

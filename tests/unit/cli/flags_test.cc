@@ -120,6 +120,10 @@ TEST(Flags, RamBytes) {
   EXPECT_EQ(parse_ram_bytes("2MB"), 2 * 1024 * 1024);
   EXPECT_FALSE(parse_ram_bytes("abc"));
   EXPECT_FALSE(parse_ram_bytes("1x"));
+  // Beyond int64 (found by fuzz_cli): refused, not converted.
+  EXPECT_FALSE(parse_ram_bytes("3333333333333333334141"));
+  EXPECT_FALSE(parse_ram_bytes("9000000p"));
+  EXPECT_EQ(parse_ram_bytes("8000p"), 8000LL << 50);
 }
 
 // Every runc flag of every command is accepted, by every name it has.
