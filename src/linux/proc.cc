@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
+
 #include "util/strings.h"
 
 namespace berth::linux {
@@ -16,8 +18,11 @@ Result<ProcStat> parse_proc_stat(std::string_view text) {
   auto fields = str::split_nonempty(text.substr(close + 2), ' ');
   // fields[0] is field 3 (state); start time is field 22 → fields[19].
   if (fields.size() < 20) return Error::generic("malformed /proc stat line: too few fields");
+  // The kernel's states are single letters (R S D Z T t X I P ...).
+  if (fields[0].size() != 1 || !std::isalpha(static_cast<unsigned char>(fields[0][0])))
+    return Error::generic("malformed /proc stat line: bad state");
   ProcStat st;
-  st.state = fields[0].empty() ? '?' : fields[0][0];
+  st.state = fields[0][0];
   auto ppid = str::parse_i64(fields[1]);
   auto start = str::parse_u64(str::trim(fields[19]));
   if (!ppid || !start) return Error::generic("malformed /proc stat line: bad numbers");
