@@ -26,6 +26,19 @@ bool yaml_printable(const std::string& s) {
   return true;
 }
 
+// YAML limits an implicit key to 1024 characters, JSON does not: a JSON text whose key is
+// longer is not YAML, so it cannot be read back. libyaml counts from the key's first quote
+// to where it is when it next looks (after the ':'), so keys near the limit are skipped too.
+bool has_long_key(const std::string& json) {
+  for (size_t i = 0; i < json.size(); ++i) {
+    if (json[i] != '"') continue;
+    size_t start = i++;
+    while (i < json.size() && json[i] != '"') i += json[i] == '\\' ? 2 : 1;
+    if (i + 1 < json.size() && json[i + 1] == ':' && i - start > 1000) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -35,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!json) return 0;
   fuzz::check(!json->empty());
   fuzz::check(json::Document::parse(*json, "converted").ok());
-  if (yaml_printable(*json)) {
+  if (yaml_printable(*json) && !has_long_key(*json)) {
     auto again = devices::cdi::yaml_to_json(*json, "converted.yaml");
     fuzz::check(again.ok() && *again == *json);
   }
