@@ -128,6 +128,14 @@ TEST_F(CgroupsIntegration, CreateJoinFreezeThawKillDestroy) {
       ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(counter, MAP_FAILED);
   Child child([counter] {
+    // Memory use to report: what the child had before it joined stays charged to the old
+    // cgroup (v1 moves no charges), so it touches fresh pages once inside. Spinning alone
+    // left memory.usage_in_bytes at 0 now and then.
+    constexpr size_t kTouched = 1 << 20;
+    void* raw = ::mmap(nullptr, kTouched, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return 1;
+    auto* pages = static_cast<volatile char*>(raw);
+    for (size_t i = 0; i < kTouched; i += 4096) pages[i] = 1;
     for (;;) counter->fetch_add(1, std::memory_order_relaxed);
     return 0;
   });
