@@ -9,22 +9,10 @@
 
 #include "linux/paths.h"
 #include "linux/rootfs/options.h"
+#include "util/env.h"
 
 namespace berth::container {
 namespace {
-
-// NAME=value replaces a NAME already in the environment, in place, as the CDI library and
-// Docker do: getenv() returns the first match, so an appended duplicate would be ignored.
-void set_env(std::vector<std::string>& env, const std::string& entry) {
-  size_t eq = entry.find('=');
-  if (eq == std::string::npos) return env.push_back(entry);
-  std::string prefix = entry.substr(0, eq + 1);
-  auto same = [&](const std::string& x) { return x.compare(0, prefix.size(), prefix) == 0; };
-  auto first = std::find_if(env.begin(), env.end(), same);
-  if (first == env.end()) return env.push_back(entry);
-  *first = entry;
-  env.erase(std::remove_if(first + 1, env.end(), same), env.end());
-}
 
 // /dev is a bind mount (of the host's /dev, mostly): nothing is made in it, a node must be
 // there already (see DeviceStep::existing) and links are the source's own (udev's).
@@ -149,7 +137,10 @@ Result<bool> merge_spec_edits(devices::Edits& e, spec::Spec& spec) {
 
 void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec::Process& process,
                  std::vector<spec::DeviceRule>& rules, bool user_ns) {
-  for (const auto& env : e.env) set_env(process.env, env);
+  // An edit's NAME=value replaces the image's NAME in place, as the CDI library and Docker
+  // do: appended after it, it would lose at getenv().
+  process.env.insert(process.env.end(), e.env.begin(), e.env.end());
+  process.env = env::merge(process.env);
   auto& gids = process.user.additional_gids;
   for (uint32_t g : e.additional_gids)
     if (std::find(gids.begin(), gids.end(), g) == gids.end()) gids.push_back(g);

@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "berth/state.h"
 #include "container/hooks.h"
@@ -32,6 +31,7 @@
 #include "container/record.h"
 #include "linux/lookpath.h"
 #include "linux/users.h"
+#include "util/env.h"
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -46,22 +46,6 @@ struct Exec {
 std::string read_container_file(const char* path) {
   auto text = file::read(path, 4u << 20);
   return text ? *text : std::string();
-}
-
-// A name given more than once (config.json's env, then `exec --env`) is set once, at its
-// first position, with its last value, as runc's init does (os.Setenv per entry): getenv()
-// in the payload returns the first match, so passing both would undo the override.
-std::vector<std::string> merge_env(const std::vector<std::string>& env) {
-  std::vector<std::string> out;
-  std::unordered_map<std::string, size_t> at;
-  for (const auto& e : env) {
-    auto [it, fresh] = at.emplace(e.substr(0, e.find('=')), out.size());
-    if (fresh)
-      out.push_back(e);
-    else
-      out[it->second] = e;
-  }
-  return out;
 }
 
 // HOME from the container's passwd (runc sets it when absent; "/" for unknown users). The
@@ -150,7 +134,7 @@ Result<Exec> prepare(InitConfig& cfg) {
   const spec::Process& p = cfg.process;
   if (p.args.empty()) return Error::invalid_spec("process.args: must not be empty");
   Exec ex;
-  ex.env = merge_env(p.env);
+  ex.env = env::merge(p.env);  // `exec --env` overrides the config: one entry per name
   ex.argv = p.args;
   home_from_passwd(p, ex.env);
   // cwd first as root (it may be unreachable for the user only through a parent dir), and
