@@ -21,15 +21,27 @@ struct Case {
   const char* script = kMountinfo;
 };
 
+// A host path as mountinfo's root= field shows it: relative to the root of the file system
+// that holds it. With /tmp on its own tmpfs (Debian 13, Fedora, Arch) a bundle under
+// /tmp/berth-bundle.X shows as /berth-bundle.X, so replacing the absolute path alone misses it.
+std::string root_field_of(const std::string& host_path) {
+  auto mounts = linux::read_mountinfo();
+  const linux::MountInfo* m = mounts ? linux::mount_containing(*mounts, host_path) : nullptr;
+  if (!m || m->mountpoint == "/") return host_path;
+  std::string rest = host_path.substr(m->mountpoint.size());
+  return m->root == "/" ? rest : m->root + rest;
+}
+
 // mountinfo → one line per mount: "mountpoint parent=... root=... options [tags] fstype
 // source super", with the bundle's rootfs and the container's cgroup path replaced.
 std::vector<std::string> normalize(const std::string& text, const std::string& rootfs, const std::string& cgroup,
                                    bool shared_root) {
   std::vector<std::string> out;
   auto ms = seen_mounts(text);
+  const std::string rootfs_field = root_field_of(rootfs);
   for (auto& m : ms) {
     auto replace = [&](std::string& s) {
-      for (const auto& [from, to] : {std::pair{rootfs, std::string("<rootfs>")}, std::pair{cgroup, std::string("<cgroup>")}})
+      for (const auto& [from, to] : {std::pair{rootfs_field, std::string("<rootfs>")}, std::pair{cgroup, std::string("<cgroup>")}})
         for (size_t p; (p = s.find(from)) != std::string::npos;) s.replace(p, from.size(), to);
     };
     replace(m.root);
