@@ -40,7 +40,7 @@ int exec_hook(const spec::Hook& hook, Pipes& p, const std::string& cwd) {
   ::dup2(p.out[1], 1);
   ::dup2(p.err[1], 2);
   if (!cwd.empty() && ::chdir(cwd.c_str()) < 0) {
-    (void)file::write_all(2, "chdir " + cwd + ": " + Error::sys(errno, "").message().substr(2) + "\n");
+    (void)file::write_all(2, "chdir " + cwd + ": " + Error::sys(errno, "").message() + "\n");
     return 127;
   }
   std::vector<std::string> args = hook.args.empty() ? std::vector<std::string>{hook.path} : hook.args;
@@ -48,7 +48,7 @@ int exec_hook(const spec::Hook& hook, Pipes& p, const std::string& cwd) {
   auto argv = c_strings(args);
   auto envp = c_strings(env);
   ::execve(hook.path.c_str(), argv.data(), envp.data());
-  std::string msg = "exec " + hook.path + ": " + Error::sys(errno, "").message().substr(2) + "\n";
+  std::string msg = "exec " + hook.path + ": " + Error::sys(errno, "").message() + "\n";
   (void)file::write_all(2, msg);
   return 127;
 }
