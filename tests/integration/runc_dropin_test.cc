@@ -61,6 +61,20 @@ TEST(RuncDropIn, RelativeBindSourceIsInTheBundle) {
   }
 }
 
+// Kills the container's init and reaps it (the test process is the subreaper its init was
+// handed to), so that `delete` finds an empty cgroup instead of waiting for the zombie.
+void stop_and_reap(const Runtime& rt, const std::string& id) {
+  rt({"kill", id, "KILL"});
+  eventually([&] {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    return rt({"state", id}).out.find("\"status\": \"stopped\"") != std::string::npos;
+  });
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  rt({"delete", id});
+}
+
 // runc gives the process's stdio to process.user (the uid; the gid stays): its pty, and the
 // pipes of a foreground exec, which a non-root process can then reopen (/dev/stdout).
 TEST(RuncDropIn, StdioBelongsToTheProcessUser) {
@@ -91,6 +105,7 @@ TEST(RuncDropIn, StdioBelongsToTheProcessUser) {
     auto p = rt({"exec", "-u", "1000", id, "sh", "-c", "stat -L -c %u /proc/self/fd/1; echo via-path > /dev/stdout"});
     EXPECT_EQ(p.code, 0) << name << ": " << p.err;
     exec_pipe[name] = p.out;
+    stop_and_reap(rt, id);
   });
   // The pty: the user's, group tty (devpts' gid=5 in the default spec).
   EXPECT_EQ(run_tty["berth"], "1000:5\r\n1000:5\r\n");
