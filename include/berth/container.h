@@ -21,7 +21,10 @@ struct CreateOptions {
   std::string pidfd_socket;
   bool no_pivot = false;
   bool no_new_keyring = false;
-  int preserve_fds = 0;
+  int preserve_fds = 0;  // in all, listen_fds included
+  // systemd socket activation: the first listen_fds of the preserved fds are sockets the
+  // container gets with LISTEN_FDS=<n> and LISTEN_PID=1 in its environment.
+  int listen_fds = 0;
   bool systemd_cgroup = false;
   std::string rootless = "auto";
   // `run` in the foreground keeps the pty master and the init as its child.

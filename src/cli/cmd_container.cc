@@ -1,4 +1,4 @@
-// create, run, start, kill, delete: flags → libberth calls.
+// create, run, start, kill, delete: flags → libberth calls (and LISTEN_FDS/LISTEN_PID).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -11,6 +11,19 @@
 
 namespace berth::cli {
 namespace {
+
+// systemd socket activation (sd_listen_fds): LISTEN_FDS fds follow stdio, before
+// --preserve-fds, and are ours only when LISTEN_PID names this process; otherwise they were
+// meant for whoever exec'd us and fds 3.. may be anything. runc does the same.
+int listen_fds() {
+  const char* fds = std::getenv("LISTEN_FDS");
+  const char* pid = std::getenv("LISTEN_PID");
+  if (!fds || !pid) return 0;
+  auto p = str::parse_u64(pid);
+  auto n = str::parse_u64(fds);
+  if (!p || *p != static_cast<uint64_t>(::getpid()) || !n || *n > 1024) return 0;
+  return static_cast<int>(*n);
+}
 
 Result<CreateOptions> create_options(const Context& ctx) {
   CreateOptions o;
@@ -25,10 +38,8 @@ Result<CreateOptions> create_options(const Context& ctx) {
   o.systemd_cgroup = ctx.global.systemd_cgroup;
   o.rootless = ctx.global.rootless;
   uint64_t preserve = ctx.flags.get_uint("preserve-fds");
-  // systemd socket activation: LISTEN_FDS fds follow stdio and come before --preserve-fds.
-  if (const char* lf = std::getenv("LISTEN_FDS")) {
-    if (auto n = str::parse_u64(lf); n && *n < 1024) preserve += *n;
-  }
+  o.listen_fds = listen_fds();
+  preserve += static_cast<uint64_t>(o.listen_fds);
   if (preserve > 1024) return Error::invalid_argument("--preserve-fds: too many file descriptors");
   o.preserve_fds = static_cast<int>(preserve);
   return o;

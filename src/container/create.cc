@@ -132,8 +132,9 @@ Status converse(Creation& c, int sock, bool maps_on_clone) {
         BERTH_TRY(linux::move_into_netns(c.moves, c.init_pid));
         if (c.spec.hooks) {
           std::string state = hook_state(c.record, "creating");
-          BERTH_TRY(container::run_hooks("prestart", c.spec.hooks->prestart, state));
-          BERTH_TRY(container::run_hooks("createRuntime", c.spec.hooks->create_runtime, state));
+          // From the bundle directory, as runc (whose cwd it is) runs them.
+          BERTH_TRY(container::run_hooks("prestart", c.spec.hooks->prestart, state, c.record.bundle));
+          BERTH_TRY(container::run_hooks("createRuntime", c.spec.hooks->create_runtime, state, c.record.bundle));
         }
         BERTH_TRY(container::process::send(sock, Msg::kHooksDone));
         break;

@@ -7,6 +7,7 @@
 #include "container/exec.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -156,6 +157,19 @@ Result<UniqueFd> open_init(const ContainerRecord& r) {
   return fd;
 }
 
+// The init may exit while we join it: setns fails (ESRCH), a clone into its dying pid
+// namespace fails (ENOMEM), or the kernel kills the half-made process with the namespace
+// (EPIPE on the sync socket). Engines match runc's text for a stopped container, not these
+// (runc itself prints nsexec's internals in this race: docs/conformance.md). An init that
+// is not gone yet is about to be: wait for its pidfd briefly, for those errnos only.
+Error unless_stopped(Error e, int init_pidfd, const ContainerRecord& r) {
+  int err = e.err();
+  bool racy = err == ESRCH || err == ENOMEM || err == EPIPE || err == ECONNRESET;
+  pollfd p{init_pidfd, POLLIN, 0};
+  bool gone = !linux::process_alive(r.pid, r.pid_start_time) || (racy && ::poll(&p, 1, 1000) > 0);
+  return gone ? Error::generic("cannot exec in a stopped container") : std::move(e);
+}
+
 // pid namespaces apply to children only: we join the container's for our next child, so
 // the tenant is born inside it and execs there without a second fork.
 Status join_pid_namespace(int init_pidfd, pid_t init_pid) {
@@ -300,8 +314,14 @@ Result<int> exec_container(const ExecOptions& o) {
   ScopeExit unblock([&] {
     if (!o.detach) ::sigprocmask(SIG_SETMASK, &old, nullptr);
   });
-  BERTH_ASSIGN(Running r, start_tenant(*tenant, cg, join_pid));
-  BERTH_TRY(converse(r, o, *tenant));
+  auto started = start_tenant(*tenant, cg, join_pid);
+  if (!started) return unless_stopped(std::move(started).error(), init_pidfd.get(), target.record);
+  Running r = std::move(*started);
+  if (auto st = converse(r, o, *tenant); !st) {
+    // A dying pid namespace's init waits for every process in it to be reaped: ours first.
+    r.tenant.kill_and_reap();
+    return unless_stopped(std::move(st).error(), init_pidfd.get(), target.record);
+  }
   BERTH_TRY(publish(o, r));
   if (o.detach) {
     r.tenant.release();

@@ -32,19 +32,23 @@ struct Pipes {
   }
 };
 
-int exec_hook(const spec::Hook& hook, Pipes& p) {
+int exec_hook(const spec::Hook& hook, Pipes& p, const std::string& cwd) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::dup2(p.in[0], 0);
   ::dup2(p.out[1], 1);
   ::dup2(p.err[1], 2);
+  if (!cwd.empty() && ::chdir(cwd.c_str()) < 0) {
+    (void)file::write_all(2, "chdir " + cwd + ": " + Error::sys(errno, "").message() + "\n");
+    return 127;
+  }
   std::vector<std::string> args = hook.args.empty() ? std::vector<std::string>{hook.path} : hook.args;
   std::vector<std::string> env = hook.env;
   auto argv = c_strings(args);
   auto envp = c_strings(env);
   ::execve(hook.path.c_str(), argv.data(), envp.data());
-  std::string msg = "exec " + hook.path + ": " + Error::sys(errno, "").message().substr(2) + "\n";
+  std::string msg = "exec " + hook.path + ": " + Error::sys(errno, "").message() + "\n";
   (void)file::write_all(2, msg);
   return 127;
 }
@@ -68,11 +72,11 @@ void write_state(int fd, const std::string& state_json) {
 
 }  // namespace
 
-Status run_hook(const spec::Hook& hook, const std::string& state_json) {
+Status run_hook(const spec::Hook& hook, const std::string& state_json, const std::string& cwd) {
   Pipes p;
   if (::pipe2(p.in, O_CLOEXEC) < 0 || ::pipe2(p.out, O_CLOEXEC) < 0 || ::pipe2(p.err, O_CLOEXEC) < 0)
     return Error::sys(errno, "pipe");
-  BERTH_ASSIGN(OwnedPid child, process::fork_child([&] { return exec_hook(hook, p); }));
+  BERTH_ASSIGN(OwnedPid child, process::fork_child([&] { return exec_hook(hook, p, cwd); }));
   ::close(p.in[0]), p.in[0] = -1;
   ::close(p.out[1]), p.out[1] = -1;
   ::close(p.err[1]), p.err[1] = -1;
@@ -115,9 +119,10 @@ Status run_hook(const spec::Hook& hook, const std::string& state_json) {
   return Error::generic(why + ", stdout: " + out + ", stderr: " + err);
 }
 
-Status run_hooks(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state_json) {
+Status run_hooks(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state_json,
+                 const std::string& cwd) {
   for (size_t i = 0; i < hooks.size(); ++i)
-    BERTH_TRY(run_hook(hooks[i], state_json).with_context([&] {
+    BERTH_TRY(run_hook(hooks[i], state_json, cwd).with_context([&] {
       return std::string("error running ") + kind + " hook #" + std::to_string(i);
     }));
   return ok();

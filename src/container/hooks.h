@@ -1,6 +1,6 @@
-// hooks.*: running one lifecycle hook — path, args, env, timeout — with the container state
-// JSON on its stdin, its output captured for the error message (runc's wording:
-// "error running hook #N: exit status 1, stdout: ..., stderr: ...").
+// hooks.*: running one lifecycle hook — path, args, env, timeout, working directory — with
+// the container state JSON on its stdin, its output captured for the error message
+// (runc's wording: "error running hook #N: exit status 1, stdout: ..., stderr: ...").
 #pragma once
 
 #include <string>
@@ -11,8 +11,11 @@
 
 namespace berth::container {
 
-Status run_hook(const spec::Hook& hook, const std::string& state_json);
+// `cwd`: the hook's working directory ("" = ours). runc runs the runtime's hooks from the
+// bundle directory (its own cwd after `create -b`); hooks with relative paths depend on it.
+Status run_hook(const spec::Hook& hook, const std::string& state_json, const std::string& cwd = "");
 // Runs each hook in order; the first failure stops and is returned, naming the hook kind.
-Status run_hooks(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state_json);
+Status run_hooks(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state_json,
+                 const std::string& cwd = "");
 
 }  // namespace berth::container

@@ -132,6 +132,11 @@ Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOpti
   c.container_id = o.id;
   c.new_keyring = !o.no_new_keyring;
   c.preserve_fds = o.preserve_fds;
+  // runc appends them to process.env: the last value of a name wins (env::merge).
+  if (o.listen_fds > 0) {
+    c.process.env.push_back("LISTEN_FDS=" + std::to_string(o.listen_fds));
+    c.process.env.push_back("LISTEN_PID=1");
+  }
   c.state = state;
   bool uts = b->ns.has(CLONE_NEWUTS);
   if (!spec.hostname.empty() && !uts) return Error::invalid_spec("config.json: hostname: requires a uts namespace");
@@ -153,6 +158,7 @@ Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOpti
   if (!b->ns.has(CLONE_NEWNS)) return no_mount_namespace(spec, rootfs, std::move(b), edits);
   linux::rootfs::PlanContext ctx;
   ctx.rootfs = rootfs;
+  ctx.bundle = state.bundle;
   ctx.new_user_ns = b->ns.has(CLONE_NEWUSER);
   ctx.new_net_ns = b->ns.creates(CLONE_NEWNET);
   ctx.new_ipc_ns = b->ns.creates(CLONE_NEWIPC);

@@ -92,9 +92,14 @@ void kill_leftovers(const ContainerRecord& r) {
 // poststart and poststop hooks: a failing hook is a warning and the ones after it still run
 // (runtime-spec lifecycle: "the runtime MUST log a warning, but the remaining hooks and
 // lifecycle continue as if the hook had succeeded"); run_hooks stops at the first failure.
-void run_hooks_warning(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state) {
+// They run from the bundle directory, as runc's `run` and containerd's shim (whose cwd it
+// is) run them; from ours when the bundle is gone already (a poststop after its removal).
+void run_hooks_warning(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state,
+                       const std::string& bundle) {
+  struct stat dir;
+  std::string cwd = !bundle.empty() && ::stat(bundle.c_str(), &dir) == 0 && S_ISDIR(dir.st_mode) ? bundle : "";
   for (size_t i = 0; i < hooks.size(); ++i) {
-    auto st = container::run_hook(hooks[i], state);
+    auto st = container::run_hook(hooks[i], state, cwd);
     if (!st) log::warn(st.error().context(std::string("error running ") + kind + " hook #" + std::to_string(i)).message());
   }
 }
@@ -108,7 +113,7 @@ Status destroy(Loaded& c, const std::string& root) {
   BERTH_TRY(store.remove(c.record.id));
   if (spec && spec->hooks && !spec->hooks->poststop.empty()) {
     OciState s = container::to_oci_state(c.record, ContainerStatus::kStopped);
-    run_hooks_warning("poststop", spec->hooks->poststop, oci_state_json(s, false));
+    run_hooks_warning("poststop", spec->hooks->poststop, oci_state_json(s, false), c.record.bundle);
   }
   return ok();
 }
@@ -182,7 +187,7 @@ Status start_container(const std::string& root, const std::string& id) {
   auto spec = c.dir.read_config();
   if (spec && spec->hooks && !spec->hooks->poststart.empty()) {
     OciState s = container::to_oci_state(c.record, ContainerStatus::kRunning);
-    run_hooks_warning("poststart", spec->hooks->poststart, oci_state_json(s, false));
+    run_hooks_warning("poststart", spec->hooks->poststart, oci_state_json(s, false), c.record.bundle);
   }
   return ok();
 }

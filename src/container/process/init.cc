@@ -91,6 +91,9 @@ Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
     BERTH_TRY(wait_for(cfg.sync_fd, Msg::kHooksDone));
   }
   if (!cfg.create_container_hooks.empty()) {
+    // runc runs them from the rootfs (its path on the host, before pivot_root): hooks with
+    // relative paths into the container's tree depend on it. pivot() sets its own cwd.
+    if (::fchdir(fs.root_fd()) < 0) return Error::sys(errno, "chdir to the rootfs for createContainer hooks");
     OciState s = cfg.state;
     s.pid = host_pid();
     s.status = "creating";

@@ -1,7 +1,7 @@
 // Identity, capabilities, linux.seccomp loading (and its listener hand-off), the executable
 // lookup and execve (see payload.h). The order of the last steps is the point of this file:
 //
-//   read /etc/passwd, chdir as root
+//   read /etc/passwd, chdir as root, stdio (pipes, sockets, the pty) to the user
 //   [seccomp, without noNewPrivileges: loading needs CAP_SYS_ADMIN, so before the drop]
 //   bounding set, setgroups, setresgid, setresuid, capabilities, no_new_privs
 //   chdir as the user, umask, executable lookup
@@ -61,6 +61,25 @@ void home_from_passwd(const spec::Process& p, std::vector<std::string>& env) {
       break;
     }
   env.push_back("HOME=" + home);
+}
+
+// runc hands the process's stdio to its user (fixStdioPermissions), so that a non-root
+// process can reopen it (`echo > /dev/stdout`, a pty's `tty`-based tools); the uid only,
+// the gid stays (devpts' gid=5). Only what cannot be a host file is handed over: pipes
+// and sockets (anonymous inodes) and, with process.terminal, the container's own pty
+// (stdio is its peer then). runc also chowns files, FIFOs and terminals of the host
+// passed as stdio, giving a container uid a host file (docs/conformance.md). A failure
+// (EINVAL, EPERM: an owner or uid not mapped in a user namespace) leaves it as it is, as
+// runc does. Done before any seccomp filter is loaded: a profile may deny fchown.
+void hand_stdio_to(uid_t uid, bool terminal) {
+  for (int fd = 0; fd < 3; ++fd) {
+    struct stat st;
+    struct statfs fs;
+    if (::fstat(fd, &st) < 0 || st.st_uid == uid || ::fstatfs(fd, &fs) < 0) continue;
+    bool anonymous = fs.f_type == PIPEFS_MAGIC || fs.f_type == SOCKFS_MAGIC;
+    bool own_pty = terminal && fs.f_type == DEVPTS_SUPER_MAGIC && S_ISCHR(st.st_mode);
+    if (anonymous || own_pty) (void)::fchown(fd, uid, static_cast<gid_t>(-1));
+  }
 }
 
 Status switch_user(InitConfig& cfg) {
@@ -141,6 +160,7 @@ Result<Exec> prepare(InitConfig& cfg) {
   // again as the user if that failed.
   bool cwd_done = ::chdir(p.cwd.empty() ? "/" : p.cwd.c_str()) == 0;
   BERTH_TRY(apply_lsm_labels(p));
+  hand_stdio_to(p.user.uid, p.terminal);
   if (cfg.seccomp && !p.no_new_privileges) BERTH_TRY(load_seccomp(cfg).context("load seccomp filter"));
   BERTH_TRY(switch_user(cfg));
   if (!cwd_done && ::chdir(p.cwd.c_str()) < 0) return Error::sys(errno, "chdir to cwd (" + str::go_quote(p.cwd) + ") set in config.json");

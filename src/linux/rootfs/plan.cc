@@ -1,5 +1,6 @@
-// Spec → RootfsPlan (see plan.h): mounts[] (types, options, bind file/dir, uidMappings,
-// gidMappings, what may cover /proc), root.readonly, linux.rootfsPropagation,
+// Spec → RootfsPlan (see plan.h): mounts[] (types, options, bind file/dir, bind sources
+// relative to the bundle, uidMappings, gidMappings, what may cover /proc), root.readonly,
+// linux.rootfsPropagation,
 // linux.devices, linux.maskedPaths, linux.readonlyPaths, and the runc behaviours that
 // depend on namespaces (sysfs/mqueue become binds without their namespace in a user
 // namespace; device nodes are bound from the host there).
@@ -38,6 +39,20 @@ Result<bool> source_is_file(const std::string& source, size_t index) {
   struct stat st;
   if (::stat(source.c_str(), &st) < 0) return Error::sys(errno, field_of(index) + ": source " + source);
   return !S_ISDIR(st.st_mode);
+}
+
+// runtime-spec: a bind's source is absolute or relative to the bundle (runc joins it to
+// the bundle directory it runs in), never to berth's own working directory. It is a host
+// path chosen by the config's author either way, so ".." may leave the bundle as an
+// absolute path may. An empty source is refused: runc would bind the bundle directory
+// itself (config.json and all), which no config means to do.
+Result<std::string> bind_source(const std::string& source, const std::string& bundle, size_t index) {
+  if (source.empty()) return Error::invalid_spec(field_of(index) + ".source: a bind mount needs a source path");
+  if (source[0] == '/') return source;
+  if (bundle.empty() || bundle[0] != '/')
+    return Error::invalid_spec(field_of(index) + ".source: " + str::go_quote(source) +
+                               " is relative, and there is no bundle directory to resolve it against");
+  return clean_path(bundle + "/" + source);
 }
 
 }  // namespace
@@ -115,8 +130,7 @@ Result<MountStep> plan_mount(const spec::Mount& m, size_t index, const PlanConte
   if (step.opts.bind()) {
     step.kind = MountKind::kBind;
     step.type.clear();
-    if (step.source.empty() || step.source[0] != '/')
-      return Error::invalid_spec(field_of(index) + ".source: a bind mount needs an absolute source path, got " + str::go_quote(step.source));
+    BERTH_ASSIGN(step.source, bind_source(step.source, ctx.bundle, index));
     // The host's /sys and /dev/mqueue standing in for a mount are directories (or absent,
     // which the bind itself reports).
     if (!sysfs_bind && !mqueue_bind) {

@@ -97,6 +97,7 @@ struct CgroupDir {
 // nodes to `devices`, and `files`, `overlays`, `exec_after_pivot` take the rest.
 struct PlanContext {
   std::string rootfs;          // absolute host path of root.path
+  std::string bundle;          // absolute bundle directory: base of relative bind sources
   bool new_user_ns = false;    // created or joined: the init is not the host's root
   bool new_net_ns = false;
   bool new_ipc_ns = false;

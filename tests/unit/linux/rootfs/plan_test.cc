@@ -13,10 +13,29 @@ std::string plan_error(const spec::Spec& s, PlanContext c = base_context()) {
   return p ? "<planned>" : p.error().message();
 }
 
-TEST(RootfsPlan, BindSourceMustBeAbsolute) {
+TEST(RootfsPlan, RelativeBindSourceIsInTheBundle) {
   spec::Spec s = minimal_spec();
+  s.mounts = {mnt("/data", "bind", "../etc/./", {"bind"}), mnt("/abs", "bind", "/usr", {"rbind"})};
+  PlanContext c = base_context();
+  c.bundle = "/usr";
+  auto p = plan_rootfs(s, c);
+  ASSERT_TRUE(p) << p.error().message();
+  ASSERT_EQ(p->mounts.size(), 2u);
+  // Relative to the bundle, whatever berth's working directory; ".." may leave it, as an
+  // absolute source may point anywhere.
+  EXPECT_EQ(p->mounts[0].source, "/etc");
+  EXPECT_EQ(p->mounts[1].source, "/usr");
+}
+
+TEST(RootfsPlan, BindSourceMustBeGiven) {
+  spec::Spec s = minimal_spec();
+  s.mounts = {mnt("/data", "bind", "", {"bind"})};
+  EXPECT_EQ(plan_error(s), "config.json: mounts[0].source: a bind mount needs a source path");
   s.mounts = {mnt("/data", "bind", "relative/dir", {"bind"})};
-  EXPECT_EQ(plan_error(s), "config.json: mounts[0].source: a bind mount needs an absolute source path, got \"relative/dir\"");
+  PlanContext c = base_context();
+  c.bundle.clear();
+  EXPECT_EQ(plan_error(s, c), "config.json: mounts[0].source: \"relative/dir\" is relative, and there is no bundle "
+                              "directory to resolve it against");
 }
 
 TEST(RootfsPlan, BindSourceMustExist) {
