@@ -217,6 +217,10 @@ Status delete_unreadable(container::StateStore& store, const std::string& id, co
     auto paths = container::planned_cgroup_paths(*spec, id, false);
     if (paths) r.cgroup_paths = std::move(*paths);
     else unread += "; cgroups: " + paths.error().message();
+    // Without cgroupsPath create nested the container under its caller's cgroup, which
+    // need not be ours: then only a container found below our own cgroup goes.
+    if (paths && (!spec->linux || spec->linux->cgroups_path.empty()))
+      unread += " (no linux.cgroupsPath: cgroups looked for below this process's own)";
   }
   log::warn("container " + id + ": could not read " + unread + "; removing what is known");
   kill_leftovers(r);
