@@ -211,6 +211,17 @@ TEST(RuncCompat, DeviceAccessVariants) {
       (void)(*rt)({"delete", "--force", "dev"});
     }
   }
+  // berth only: an empty access means rwm, as an absent one does (runc refuses it: "device
+  // access at 1 field cannot be empty"; docs/conformance.md).
+  Bundle b;
+  b.spec().linux->resources.emplace();
+  b.spec().linux->resources->devices = {{false, "", {}, {}, "rwm"}, {true, "b", 42, 4, ""}};
+  b.script("sleep 30");
+  b.write();
+  ASSERT_EQ(berth({"run", "-d", "--bundle", b.path(), "empty"}).code, 0);
+  std::string list = read_text("/sys/fs/cgroup/devices" + b.spec().linux->cgroups_path + "/devices.list");
+  EXPECT_NE(list.find("b 42:4 rwm\n"), std::string::npos) << list;
+  EXPECT_EQ(berth({"delete", "--force", "empty"}).code, 0);
 }
 
 // runc: a created container can be paused; it then says "paused", start refuses it at
