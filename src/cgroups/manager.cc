@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
+#include <set>
 
 #include "cgroups/paths.h"
 #include "cgroups/v1/v1.h"
@@ -167,12 +169,26 @@ Status Manager::add_process(pid_t pid) {
 }
 
 Result<std::vector<pid_t>> Manager::pids() const {
-  // Any hierarchy lists every process; runc reads the devices one on v1.
-  for (const char* c : {"", "devices", "freezer", "pids", "memory", "cpu"})
-    for (const auto& h : hiers_)
-      if (std::find(h.names.begin(), h.names.end(), c) != h.names.end()) return list_pids(h.path);
-  if (!hiers_.empty()) return list_pids(hiers_.front().path);
-  return std::vector<pid_t>();
+  // A process the container started is in every hierarchy, but one put into a cgroup that
+  // existed before create (runc warns and goes on) may be in some only, and `delete` must
+  // still find it, or the rmdir fails: the union of all, a missing directory skipped.
+  std::vector<pid_t> out;
+  std::set<pid_t> seen;
+  std::optional<Error> failed;
+  bool listed_any = false;
+  for (const auto& h : hiers_) {
+    auto in = list_pids(h.path);
+    if (!in) {
+      if (in.error().err() != ENOENT && !failed) failed = std::move(in).error();
+      continue;
+    }
+    listed_any = true;
+    for (pid_t p : *in)
+      if (seen.insert(p).second) out.push_back(p);
+  }
+  if (!listed_any && failed) return std::move(*failed);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Status Manager::destroy() {

@@ -62,7 +62,8 @@ class Manager {
   Status freeze();
   Status thaw();
   Result<bool> frozen() const;
-  // Every process of the container, sub-cgroups included.
+  // Every process of the container, sub-cgroups included: the union of all hierarchies
+  // (sorted), so that one put into a pre-existing cgroup of some hierarchies is found too.
   Result<std::vector<pid_t>> pids() const;
   // `runc update`: zero or absent fields stay as they are (Docker sends zeros). Device
   // rules change only when `devices` is given: on v2 the new program replaces the old one

@@ -5,6 +5,8 @@
 
 #include "cgroups/common/device_rule.h"
 #include "cgroups/detect.h"
+#include "cgroups/fs.h"
+#include "util/log.h"
 #include "util/strings.h"
 
 namespace berth::container {
@@ -17,6 +19,27 @@ cgroups::Config placement(const spec::Spec& spec, const std::string& id, bool sy
   cfg.systemd = systemd;
   if (spec.linux) cfg.cgroups_path = spec.linux->cgroups_path;
   return cfg;
+}
+
+// A cgroupsPath naming a cgroup that already exists: runc 1.1 refuses a frozen one (our
+// init would block in it and create would hang) and warns, then goes on, when it still has
+// processes. Checked before anything is created, so a refusal leaves that cgroup alone.
+Status check_existing(const cgroups::Config& cfg) {
+  BERTH_ASSIGN(auto planned, cgroups::Manager::planned_paths(cfg));
+  if (planned.empty()) return ok();
+  // Every hierarchy that exists (runc reads only the v1 devices one); a missing directory,
+  // the usual case, has no processes.
+  std::set<pid_t> pids;
+  for (const auto& [ctrl, dir] : planned)
+    if (auto in = cgroups::list_pids(dir)) pids.insert(in->begin(), in->end());
+  if (!pids.empty())
+    log::warn("container's cgroup is not empty: " + std::to_string(pids.size()) + " process(es) found");
+  BERTH_ASSIGN(auto m, cgroups::Manager::load(planned));
+  auto frozen = m.frozen();
+  if (!frozen && frozen.error().err() != ENOENT && frozen.error().err() != ENODEV)
+    return std::move(frozen).error().context("unable to get cgroup freezer state");
+  if (frozen && *frozen) return Error::generic("container's cgroup unexpectedly frozen");
+  return ok();
 }
 
 }  // namespace
@@ -39,6 +62,7 @@ Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id,
   for (const auto& r : cgroups::default_allowed_devices()) cfg.device_rules.push_back(r);
   BERTH_ASSIGN(auto extra, cgroups::from_spec(extra_rules));
   for (const auto& r : extra) cfg.device_rules.push_back(r);
+  BERTH_TRY(check_existing(cfg));
   BERTH_ASSIGN(cgroups::Manager m, cgroups::Manager::create(cfg));
   CgroupSetup out;
   out.paths = m.paths();

@@ -83,14 +83,20 @@ void take_hooks(process::InitConfig& c, const spec::Spec& spec) {
 }
 
 // Without a mount namespace of its own the container shares the host's mount table: it is
-// chrooted into root.path and nothing is mounted, since every mount would land on the host
-// (runc mounts them there anyway). Asking for mounts or masks then is an error.
+// chrooted into root.path and nothing is mounted, since every mount would land on the host.
+// runc mounts them there anyway (and leaves them behind); refusing the config, as berth
+// did, broke what runc runs (the runtime-tools suite's linux_ns_itype), so the mounts,
+// masks and a read-only root are skipped with a warning that names them.
 Result<std::unique_ptr<BuiltInit>> no_mount_namespace(const spec::Spec& spec, const std::string& rootfs,
                                                       std::unique_ptr<BuiltInit> b, const devices::Edits& edits) {
-  const char* why = "would be mounted on the host: add a mount namespace to linux.namespaces";
-  if (!spec.mounts.empty()) return Error::invalid_spec(std::string("config.json: mounts: ") + why);
-  if (spec.linux && (!spec.linux->masked_paths.empty() || !spec.linux->readonly_paths.empty()))
-    return Error::invalid_spec(std::string("config.json: linux.maskedPaths/readonlyPaths: ") + why);
+  std::vector<std::string> skipped;
+  if (!spec.mounts.empty()) skipped.emplace_back("mounts");
+  if (spec.linux && !spec.linux->masked_paths.empty()) skipped.emplace_back("linux.maskedPaths");
+  if (spec.linux && !spec.linux->readonly_paths.empty()) skipped.emplace_back("linux.readonlyPaths");
+  if (spec.root && spec.root->readonly) skipped.emplace_back("root.readonly");
+  if (!skipped.empty())
+    log::warn("config.json: " + str::join(skipped, ", ") +
+              ": not applied: without a mount namespace in linux.namespaces they would land on the host");
   if (!edits.empty()) return Error::invalid_spec("config.json: linux.namespaces: device requests need a mount namespace");
   b->cfg.chroot = rootfs;
   return b;

@@ -202,16 +202,54 @@ Status kill_container(const std::string& root, const std::string& id, const std:
   return ok();
 }
 
+namespace {
+
+// `delete --force` of a container whose state.json cannot be read (truncated by a full
+// disk, a crash, a hand): runc gives up and leaks the init, its cgroups and the state
+// directory. berth still has the config copy, so it knows the cgroups (linux.cgroupsPath,
+// placed as create placed them), kills whatever runs in them (the init among them),
+// removes them and the state directory, and warns about what it could not read.
+Status delete_unreadable(container::StateStore& store, const std::string& id, const Error& why) {
+  BERTH_ASSIGN(auto dir, store.open_container(id));
+  BERTH_TRY(dir.lock());
+  std::string unread = "state.json: " + why.message();
+  ContainerRecord r;
+  r.id = id;
+  auto spec = dir.read_config();
+  if (!spec) {
+    unread += "; config.json: " + spec.error().message() + " (its cgroups and processes are not known)";
+  } else {
+    auto paths = container::planned_cgroup_paths(*spec, id, false);
+    if (paths) r.cgroup_paths = std::move(*paths);
+    else unread += "; cgroups: " + paths.error().message();
+    // Without cgroupsPath create nested the container under its caller's cgroup, which
+    // need not be ours: then only a container found below our own cgroup goes.
+    if (paths && (!spec->linux || spec->linux->cgroups_path.empty()))
+      unread += " (no linux.cgroupsPath: cgroups looked for below this process's own)";
+  }
+  log::warn("container " + id + ": could not read " + unread + "; removing what is known");
+  kill_leftovers(r);
+  auto removed = container::remove_cgroups(r.cgroup_paths);
+  if (!removed) log::warn(removed.error().context("remove cgroups").message());
+  // No poststop hooks: they are given the container's state, which is what is lost.
+  return store.remove(id);
+}
+
+}  // namespace
+
 Status delete_container(const std::string& root, const std::string& id, bool force) {
   auto loaded = load(root, id, true);
   if (!loaded) {
-    if (force && loaded.error().kind() == ErrorKind::kNotExist) {
-      // A directory left by a create killed before its state was written.
-      auto store = container::StateStore::open_existing(root);
-      if (store) (void)store->remove(id);
+    if (!force) return std::move(loaded).error();
+    auto store = container::StateStore::open_existing(root);
+    if (!store) return std::move(loaded).error();
+    if (loaded.error().kind() == ErrorKind::kNotExist) {
+      // No directory (nothing to do), or one left by a create killed before its state was
+      // written (its cgroups, if any, are recorded only later).
+      (void)store->remove(id);
       return ok();
     }
-    return std::move(loaded).error();
+    return delete_unreadable(*store, id, loaded.error());
   }
   Loaded& c = *loaded;
   switch (c.status) {

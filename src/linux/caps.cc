@@ -54,16 +54,14 @@ CapSets resolve_caps(const spec::Capabilities& c, std::vector<std::string>* igno
   return s;
 }
 
+// runc's text and order: each ignored name once, sorted, in one warning.
 Result<CapSets> caps_from_spec(const spec::Capabilities& caps, const std::string& where) {
-  const auto& all = spec::names::capabilities();
-  for (const auto* set : {&caps.bounding, &caps.effective, &caps.inheritable, &caps.permitted, &caps.ambient})
-    for (const auto& n : *set)
-      if (std::find(all.begin(), all.end(), n) == all.end())
-        return Error::invalid_spec(where + ": unknown capability " + str::go_quote(n));
-  std::vector<std::string> unavailable;
-  CapSets out = resolve_caps(caps, &unavailable);
-  if (!unavailable.empty())
-    log::warn("ignoring capabilities this kernel does not have: [" + str::join(unavailable, " ") + "]");
+  (void)where;
+  std::vector<std::string> ignored;
+  CapSets out = resolve_caps(caps, &ignored);
+  std::sort(ignored.begin(), ignored.end());
+  ignored.erase(std::unique(ignored.begin(), ignored.end()), ignored.end());
+  if (!ignored.empty()) log::warn("ignoring unknown or unavailable capabilities: [" + str::join(ignored, " ") + "]");
   return out;
 }
 

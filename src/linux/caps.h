@@ -18,10 +18,11 @@ struct CapSets {
 int last_cap();  // /proc/sys/kernel/cap_last_cap, read once
 // `ignored` receives names that are unknown or beyond last_cap().
 CapSets resolve_caps(const spec::Capabilities& caps, std::vector<std::string>* ignored);
-// process.capabilities as create and exec apply them: a name that is no capability at all
-// is an error naming the field (the runtime-spec: a value that cannot be mapped MUST fail;
-// runc only warns); a real capability this kernel lacks (CAP_CHECKPOINT_RESTORE on an old
-// kernel) is dropped with one warning, as runc does, since engines send fixed lists.
+// process.capabilities as create and exec apply them. As runc, a name that is no
+// capability berth knows, or one this kernel lacks (CAP_CHECKPOINT_RESTORE on an old
+// kernel), is dropped with one warning: engines send fixed lists that may be newer than
+// the host (the runtime-spec asks for an error; docs/conformance.md says why berth does
+// not). `where` names the field for future errors; nothing fails today.
 Result<CapSets> caps_from_spec(const spec::Capabilities& caps, const std::string& where);
 std::vector<std::string> cap_names(uint64_t set);
 

@@ -1,4 +1,4 @@
-// Checks on a parsed config that the JSON types alone cannot express: ociVersion range,
+// Checks on a parsed config that the JSON types alone cannot express (ociVersion: any, as runc),
 // closed vocabularies (namespace types, rlimits, seccomp names, scheduler, personality,
 // memoryPolicy, timeOffsets, rootfsPropagation), duplicates, absolute paths. Each error names
 // the property. Whether this host can honour a valid field is decided where it is applied.
@@ -6,6 +6,7 @@
 
 #include "berth/spec.h"
 #include "spec/names.h"
+#include "util/log.h"
 #include "util/strings.h"
 
 namespace berth::spec {
@@ -92,8 +93,9 @@ void check_devices(Checker& c, const Linux& l) {
     const auto& r = l.resources->devices[i];
     if (!r.type.empty() && r.type != "a" && r.type != "c" && r.type != "b")
       c.fail(path + ".type", "unknown device type " + str::go_quote(r.type) + " (want a, c or b)");
-    for (char ch : r.access)
-      if (ch != 'r' && ch != 'w' && ch != 'm') c.fail(path + ".access", "unknown access " + str::go_quote(r.access));
+    // As runc: r, w, m in any order and number, other characters skipped; empty means rwm.
+    if (!r.access.empty() && r.access.find_first_of("rwm") == std::string::npos)
+      c.fail(path + ".access", "invalid device access " + str::go_quote(r.access) + ": none of r, w and m");
   }
 }
 
@@ -166,9 +168,10 @@ void check_hooks(Checker& c, const Hooks& h) {
 
 Status validate(const Spec& spec, std::string_view source) {
   Checker c(source);
-  if (spec.oci_version.empty()) c.fail("ociVersion", "missing");
-  else if (!version_supported(spec.oci_version))
-    c.fail("ociVersion", "unsupported version " + str::go_quote(spec.oci_version) + " (berth supports 1.0.0 to 1.3.x)");
+  // Any string, even none, as runc (engines write "", "1.0.2-dev", or an older or newer
+  // version than ours): the fields are what count.
+  if (!spec.oci_version.empty() && !version_supported(spec.oci_version))
+    log::debug("config.json: ociVersion " + str::go_quote(spec.oci_version) + " is outside 1.0.0 to 1.3.x; read as 1.3");
   if (spec.process) check_process(c, *spec.process, "process");
   for (size_t i = 0; i < spec.mounts.size(); ++i)
     if (spec.mounts[i].destination.empty()) c.fail("mounts[" + std::to_string(i) + "].destination", "missing");

@@ -5,9 +5,9 @@
 //   [seccomp, without noNewPrivileges: loading needs CAP_SYS_ADMIN, so before the drop]
 //   bounding set, setgroups, setresgid, setresuid, capabilities, no_new_privs
 //   chdir as the user, umask, executable lookup
-//   init:   [seccomp, with noNewPrivileges and a notify listener: create must pass it on]
+//   init:   [seccomp, with noNewPrivileges: before kReady, so startContainer hooks run
+//            under it, as under runc]
 //           kReady, wait for `start` on exec.fifo, startContainer hooks
-//           [seccomp, with noNewPrivileges, no listener: right before execve]
 //   tenant: [seccomp, with noNewPrivileges]
 //   close_range, execve
 #include "container/process/payload.h"
@@ -217,17 +217,18 @@ int finish_tenant(InitConfig& cfg, const Exec& ex, char* const* argv, char* cons
   return 127;
 }
 
-// The init's end: ready, wait for `start`, startContainer hooks, execve.
+// The init's end: seccomp, ready, wait for `start`, startContainer hooks, execve.
 int finish_init(InitConfig& cfg, const Exec& ex, char* const* argv, char* const* envp) {
-  bool late = cfg.seccomp && cfg.process.no_new_privileges;
-  // A listener must reach its agent while `create` still talks to us.
-  if (late && seccomp::uses_notify(*cfg.seccomp)) {
+  // As runc (standard_init_linux.go): with noNewPrivileges the filter is loaded before the
+  // init reports ready, so `create` still hears a failure (and passes a notify listener
+  // on), and startContainer hooks, which the init runs, run under the filter as they do
+  // under runc — the same as without noNewPrivileges, where it was loaded earlier still.
+  if (cfg.seccomp && cfg.process.no_new_privileges) {
     auto st = load_seccomp(cfg);
     if (!st) {
       (void)send_error(cfg.sync_fd, std::move(st).error().context("load seccomp filter").context("unable to start container process"));
       return 1;
     }
-    late = false;
   }
   // Before kReady, never after: `create` exits as soon as it reads kReady, and a parent
   // death signal still armed then kills the init it just reported as created (seen under
@@ -248,11 +249,6 @@ int finish_init(InitConfig& cfg, const Exec& ex, char* const* argv, char* const*
     s.status = "created";
     auto st = run_hooks("startContainer", cfg.start_container_hooks, oci_state_json(s, false));
     if (!st) die(st.error().message());
-  }
-  if (late) {
-    // Nobody is left to tell but the payload's stderr: `create` is gone.
-    auto st = seccomp::load(cfg.seccomp_program, *cfg.seccomp);
-    if (!st) die("load seccomp filter: " + st.error().message());
   }
   exec_payload(cfg, ex.path, argv, envp, -1);
   die(exec_error(ex.path, errno).message());

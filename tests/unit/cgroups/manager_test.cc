@@ -91,7 +91,8 @@ TEST(CgroupsManager, AddProcessAndPids) {
   f.tree.write(f.tree.file("", "/berth/c1/sub", "cgroup.procs"), "12\n");
   auto pids = m->pids();
   ASSERT_TRUE(pids) << failure(pids);
-  EXPECT_EQ(*pids, (std::vector<pid_t>{10, 11, 12}));
+  // The union of every hierarchy (4242 is still in the v1 ones), sub-cgroups included.
+  EXPECT_EQ(*pids, (std::vector<pid_t>{10, 11, 12, 4242}));
 }
 
 TEST(CgroupsManager, UnifiedOnHybridGoesToTheCgroup2Directory) {

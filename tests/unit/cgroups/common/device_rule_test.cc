@@ -21,7 +21,7 @@ TEST(CgroupsDeviceRule, TextRoundTrip) {
 
 TEST(CgroupsDeviceRule, ParseRejectsJunk) {
   EXPECT_FALSE(parse_rule("x 1:3 rwm", true));
-  EXPECT_FALSE(parse_rule("c 1:3 rwx", true));
+  EXPECT_FALSE(parse_rule("c 1:3 xyz", true));
   EXPECT_FALSE(parse_rule("c 13 rwm", true));
   EXPECT_FALSE(parse_rule("c a:3 r", true));
   EXPECT_FALSE(parse_access(""));
@@ -50,6 +50,18 @@ TEST(CgroupsDeviceRule, FromSpec) {
   EXPECT_EQ(from_spec(no_access, "x")->access, kAllAccess);
 }
 
+// The access strings runc accepts: any order, repeats, other characters skipped.
+TEST(CgroupsDeviceRule, AccessVariantsRuncAccepts) {
+  EXPECT_EQ(*parse_access("rwm"), kAllAccess);
+  EXPECT_EQ(*parse_access("mwr"), kAllAccess);
+  EXPECT_EQ(*parse_access("rwmx"), kAllAccess);
+  EXPECT_EQ(*parse_access("rw m"), kAllAccess);
+  EXPECT_EQ(*parse_access("rrw"), kRead | kWrite);
+  EXPECT_EQ(*parse_access("mm"), kMknod);
+  EXPECT_FALSE(parse_access("x"));
+  EXPECT_FALSE(parse_access("RWM"));
+}
+
 TEST(CgroupsDeviceRule, FromSpecNamesTheField) {
   std::vector<spec::DeviceRule> rules(2);
   rules[1].type = "u";
@@ -57,7 +69,7 @@ TEST(CgroupsDeviceRule, FromSpecNamesTheField) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message().find("linux.resources.devices[1].type"), std::string::npos);
   rules[1].type = "c";
-  rules[1].access = "rwz";
+  rules[1].access = "RWM";  // no r, w or m: runc's rule fails too
   r = from_spec(rules);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message().find("linux.resources.devices[1].access"), std::string::npos);
