@@ -76,9 +76,13 @@ bridge=bcri${token:0:6}
 bridge=${bridge,,}
 
 # What exists before we start, so that cleanup removes only what this run created.
-netns_before=$(ls /var/run/netns 2>/dev/null | grep '^cni-' || true)
+cni_netns() { local f; for f in /var/run/netns/cni-*; do [[ -e $f ]] && echo "${f##*/}"; done; }
+netns_before=$(cni_netns)
 kubepods_before=$(ls -d /sys/fs/cgroup/*/kubepods 2>/dev/null || true)
+# the shims' sockets go to /run/containerd/s/<hash> whatever containerd's state is
+run_containerd_before=0; [[ -e /run/containerd ]] && run_containerd_before=1
 
+# shellcheck disable=SC2317  # called from the EXIT trap
 cleanup() {
   local pid p m d
   pid=$(cat "$work/containerd.pid" 2>/dev/null)
@@ -102,11 +106,12 @@ cleanup() {
   done
   awk -v w="$work/" 'index($5, w) == 1 {print $5}' /proc/self/mountinfo | sort -r |
     while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
-  for m in $(ls /var/run/netns 2>/dev/null | grep '^cni-' || true); do
+  for m in $(cni_netns); do
     grep -qxF "$m" <<<"$netns_before" && continue
     umount "/var/run/netns/$m" 2>/dev/null; rm -f "/var/run/netns/$m"
   done
   ip link del "$bridge" 2>/dev/null
+  (( run_containerd_before )) || { rmdir /run/containerd/s /run/containerd 2>/dev/null; }
   [[ -z $(awk -v w="$work/" 'index($5, w) == 1' /proc/self/mountinfo) ]] && rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
@@ -127,12 +132,32 @@ mkdir -p "$work/cni/net.d" "$work/pod-logs"
 # 10.<random>.<random>.0/24 that no host route covers
 for _ in $(seq 20); do
   subnet=10.$((200 + RANDOM % 50)).$((RANDOM % 250)).0/24
-  [[ -z $(ip route show to match "${subnet%/24}" | grep -v '^default') ]] && break
+  ip route show to match "${subnet%/24}" | grep -qv '^default' || break
 done
 sed -e "s|@WORK@|$work|g" -e "s|@SUBNET@|$subnet|" -e "s|@BRIDGE@|$bridge|" \
     "$here/cni.conflist.in" >"$work/cni/net.d/10-berth-cri.conflist"
 
-setsid containerd --config "$work/containerd.toml" >"$logdir/containerd-$handler.log" 2>&1 </dev/null &
+# The fake GPU host of tests/fixtures/gpu (gpu_cdi scenario): berth finds it through
+# BERTH_CONFIG, which containerd passes on to the shim and the shim to the runtime. A vendor
+# CDI spec joins the fixture's spec directory.
+gpu=$work/gpu
+berth_config=
+if command -v cc >/dev/null && "$repo/tests/fixtures/gpu/make-fixture.sh" "$gpu/host" --gpus 2 --mknod \
+     >"$logdir/gpu-fixture.log" 2>&1 && mknod -m 0660 "$gpu/fpga0" c 240 7; then
+  echo "vendor data" >"$gpu/data"
+  cat >"$gpu/host/cdi/run/vendor.json" <<EOF2
+{"cdiVersion": "0.7.0", "kind": "vendor.com/fpga", "devices": [{"name": "f0", "containerEdits": {
+  "deviceNodes": [{"path": "/dev/fpga0", "hostPath": "$gpu/fpga0"}],
+  "mounts": [{"hostPath": "$gpu/data", "containerPath": "/opt/vendor/data", "options": ["ro", "nosuid", "nodev", "bind"]}],
+  "env": ["FPGA_VISIBLE=f0"]}}]}
+EOF2
+  berth_config=$gpu/host/config.json
+else
+  echo "cri: no fake GPU host (log: $logdir/gpu-fixture.log): gpu_cdi is skipped"
+fi
+
+envs=(); [[ -n $berth_config ]] && envs=("BERTH_CONFIG=$berth_config")
+env "${envs[@]}" setsid containerd --config "$work/containerd.toml" >"$logdir/containerd-$handler.log" 2>&1 </dev/null &
 echo $! >"$work/containerd.pid"
 for _ in $(seq 100); do ctr -a "$sock" version >/dev/null 2>&1 && break; sleep 0.2; done
 ctr -a "$sock" version >/dev/null 2>&1 || die "containerd did not start (log: $logdir/containerd-$handler.log)"
@@ -146,6 +171,7 @@ args=(--socket "$sock" --stubs "$work/gen" --handler "$handler" --log-root "$wor
       --work "$work" --runtime-root "$root" --probes "$probes" --churn "$churn"
       --out "$logdir/result-$handler.json")
 [[ -n $only ]] && args+=(--only "$only")
+[[ -n $berth_config ]] && args+=(--gpu-fixture "$gpu/host")
 PYTHONPATH=$here /usr/bin/python3 -u "$here/scenario.py" "${args[@]}" 2>&1 | tee "$logdir/scenario-$handler.log"
 rc=${PIPESTATUS[0]}
 echo "cri: $handler done in $(( $(date +%s) - t0 ))s, exit $rc"
