@@ -94,7 +94,8 @@ class Cri:
             command=cmd, log_path=f"{name}/{attempt}.log",
             labels={"io.kubernetes.container.name": name},
             annotations=annotations or {},
-            envs=[pb.KeyValue(key=k, value=v) for k, v in (envs or {}).items()],
+            # KeyValue.value is bytes in cri-api >= v0.34 (string before; the same on the wire)
+            envs=[pb.KeyValue(key=k, value=v.encode()) for k, v in (envs or {}).items()],
             mounts=mounts or [],
             linux=pb.LinuxContainerConfig(
                 resources=resources or pb.LinuxContainerResources(cpu_shares=2, cpu_period=100000),

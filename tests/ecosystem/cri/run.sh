@@ -164,6 +164,8 @@ ctr -a "$sock" version >/dev/null 2>&1 || die "containerd did not start (log: $l
 for i in pause busybox; do
   ctr -a "$sock" -n k8s.io images import "$work/images/$i.tar" >/dev/null || die "import $i"
 done
+# containerd's events (TaskExit with the exit status of every task, the pause ones included)
+ctr -a "$sock" events >"$logdir/events-$handler.log" 2>&1 &
 echo "cri: containerd ready, images imported in $(( $(date +%s) - t0 ))s; subnet $subnet"
 
 root=$work/runc-root; [[ $handler == berth ]] && root=$work/berth-root

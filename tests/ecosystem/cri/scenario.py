@@ -320,11 +320,20 @@ def gpu_cdi(c, k, a):
     if not a.gpu_fixture:
         print("SKIP gpu_cdi: no fake GPU host (make-fixture.sh failed or cc missing)", flush=True)
         return
+    pb = cri_lib.pb
     cfg = c.pod_config("gpu", annotations={"cdi.k8s.io/fpga": "vendor.com/fpga=f0"})
     pod = c.run_pod(cfg)
-    env = c.run(pod, "env", ["sleep", "3600"], envs={"NVIDIA_VISIBLE_DEVICES": "0",
-                                                      "NVIDIA_DRIVER_CAPABILITIES": "utility"})
-    cdi = c.run(pod, "cdi", ["sleep", "3600"],
+    # The fake host's /proc/driver/nvidia exists only in the fixture; this kernel's procfs
+    # has no /proc/driver/nvidia for berth to mask (and refuses mkdir): an empty directory
+    # bound at /proc/driver stands in for it, as in the GPU integration tests.
+    stand_in = []
+    for name in ("env", "cdi"):
+        d = os.path.join(a.work, "gpu", "proc-driver-" + name)
+        os.makedirs(d, exist_ok=True)
+        stand_in.append([pb.Mount(container_path="/proc/driver", host_path=d)])
+    env = c.run(pod, "env", ["sleep", "3600"], mounts=stand_in[0],
+                envs={"NVIDIA_VISIBLE_DEVICES": "0", "NVIDIA_DRIVER_CAPABILITIES": "utility"})
+    cdi = c.run(pod, "cdi", ["sleep", "3600"], mounts=stand_in[1],
                 annotations={"cdi.k8s.io/gpu": "nvidia.com/gpu=1"})
     spec = c.status(cdi, verbose=True)[1].get("runtimeSpec", {})
     ann = spec.get("annotations", {})
@@ -356,11 +365,11 @@ def census(a):
     for ctl in sorted(os.listdir("/sys/fs/cgroup")):
         top = f"/sys/fs/cgroup/{ctl}/kubepods"
         for root, dirs, _ in os.walk(top):
-            cgroups += [os.path.join(root, x) for x in dirs]
-    state = []
-    for r in (a.runtime_root,):
-        d = os.path.join(r, "k8s.io")
-        state += os.listdir(d) if os.path.isdir(d) else []
+            # /kubepods/<qos> are the node's (kubelet keeps them); pods are below
+            cgroups += [os.path.join(root, x) for x in dirs if root != top]
+    # runtime state: one directory per container (not berth's .seccomp-cache)
+    d = os.path.join(a.runtime_root, "k8s.io")
+    state = [x for x in os.listdir(d) if not x.startswith(".")] if os.path.isdir(d) else []
     procs = []
     for p in os.listdir("/proc"):
         if p.isdigit():
