@@ -313,48 +313,44 @@ def lifecycle(c, k, a):
 
 @scenario
 def gpu_cdi(c, k, a):
-    """GPUs without the NVIDIA container runtime: CDI annotations (cdi.k8s.io/*, passed through
-    by containerd's pod_annotations/container_annotations) and NVIDIA_VISIBLE_DEVICES are
-    applied by berth itself, on the fake GPU host (tests/fixtures/gpu). containerd 1.6 applies
-    no CDI and runc reads none: with handler runc the annotations arrive and nothing happens."""
+    """Devices without the NVIDIA container runtime: CDI annotations (cdi.k8s.io/*, passed
+    through by containerd's pod_annotations/container_annotations) are applied by berth
+    itself, from the specs of the fake GPU host (tests/fixtures/gpu) plus a vendor spec.
+    containerd 1.6 applies no CDI and runc reads none: with runc nothing happens.
+    NVIDIA devices of the fake host are not started here: berth masks /proc/driver/nvidia,
+    which this driverless kernel's procfs lacks, and CRI mounts cannot put the tmpfs
+    stand-in of the GPU integration tests at /proc/driver (a bind inside /proc is refused,
+    as by runc). What berth needs from containerd for them, the annotation and
+    NVIDIA_VISIBLE_DEVICES in config.json, is checked."""
     if not a.gpu_fixture:
         print("SKIP gpu_cdi: no fake GPU host (make-fixture.sh failed or cc missing)", flush=True)
         return
-    pb = cri_lib.pb
     cfg = c.pod_config("gpu", annotations={"cdi.k8s.io/fpga": "vendor.com/fpga=f0"})
     pod = c.run_pod(cfg)
-    # The fake host's /proc/driver/nvidia exists only in the fixture; this kernel's procfs
-    # has no /proc/driver/nvidia for berth to mask (and refuses mkdir): an empty directory
-    # bound at /proc/driver stands in for it, as in the GPU integration tests.
-    stand_in = []
-    for name in ("env", "cdi"):
-        d = os.path.join(a.work, "gpu", "proc-driver-" + name)
-        os.makedirs(d, exist_ok=True)
-        stand_in.append([pb.Mount(container_path="/proc/driver", host_path=d)])
-    env = c.run(pod, "env", ["sleep", "3600"], mounts=stand_in[0],
-                envs={"NVIDIA_VISIBLE_DEVICES": "0", "NVIDIA_DRIVER_CAPABILITIES": "utility"})
-    cdi = c.run(pod, "cdi", ["sleep", "3600"], mounts=stand_in[1],
-                annotations={"cdi.k8s.io/gpu": "nvidia.com/gpu=1"})
-    spec = c.status(cdi, verbose=True)[1].get("runtimeSpec", {})
-    ann = spec.get("annotations", {})
-    k.check("CDI annotations reach the OCI spec", ann.get("cdi.k8s.io/gpu") == "nvidia.com/gpu=1"
-            and ann.get("cdi.k8s.io/fpga") == "vendor.com/fpga=f0", {x: ann[x] for x in ann if "cdi" in x})
-    fpga = c.out(cdi, "sh", "-c", "stat -c '%F %t:%T' /dev/fpga0; echo env=$FPGA_VISIBLE; cat /opt/vendor/data")
-    gpus_env = sorted(x for x in c.out(env, "ls", "/dev").split() if x.startswith("nvidia"))
-    gpus_cdi = sorted(x for x in c.out(cdi, "ls", "/dev").split() if x.startswith("nvidia"))
-    want_minor = {0: "nvidia1", 1: "nvidia0"}     # the fixture rotates minors against PCI order
+    cdi = c.run(pod, "cdi", ["sleep", "3600"])
+    # The env edit reaches the init (pid 1) only: ExecSync processes get containerd's own
+    # copy of the process spec, made before berth applied CDI.
+    fpga = c.out(cdi, "sh", "-c", "stat -c '%F %t:%T' /dev/fpga0; "
+                 "echo env=$(tr '\\0' '\\n' </proc/1/environ | sed -n 's/^FPGA_VISIBLE=//p'); "
+                 "cat /opt/vendor/data")
     if a.handler == "berth":
         k.check("vendor CDI device from a pod annotation", fpga.splitlines() ==
                 ["character special file f0:7", "env=f0", "vendor data"], fpga.splitlines())
-        k.check("NVIDIA_VISIBLE_DEVICES=0: nvidiactl and GPU 0's node",
-                "nvidiactl" in gpus_env and want_minor[0] in gpus_env
-                and want_minor[1] not in gpus_env, gpus_env)
-        k.check("cdi.k8s.io nvidia.com/gpu=1 served natively: GPU 1's node",
-                "nvidiactl" in gpus_cdi and want_minor[1] in gpus_cdi
-                and want_minor[0] not in gpus_cdi, gpus_cdi)
     else:
-        k.check("runc: no CDI device, no GPU (containerd 1.6 and runc apply none)",
-                "/dev/fpga0" not in fpga and not gpus_env and not gpus_cdi, [fpga, gpus_env, gpus_cdi])
+        k.check("runc: the CDI annotation is not applied (containerd 1.6 and runc read none)",
+                "/dev/fpga0" not in fpga and "vendor data" not in fpga, fpga.splitlines())
+    # Created, never started: what config.json carries for berth's NVIDIA module.
+    ccfg = c.container_config(cfg, "gpu", ["sleep", "3600"],
+                              envs={"NVIDIA_VISIBLE_DEVICES": "0"},
+                              annotations={"cdi.k8s.io/gpu": "nvidia.com/gpu=1"})
+    gid = c.create(pod, ccfg)
+    spec = c.status(gid, verbose=True)[1].get("runtimeSpec", {})
+    ann, env = spec.get("annotations", {}), spec.get("process", {}).get("env", [])
+    k.check("config.json: cdi.k8s.io/* annotations of pod and container, NVIDIA_VISIBLE_DEVICES",
+            ann.get("cdi.k8s.io/gpu") == "nvidia.com/gpu=1"
+            and ann.get("cdi.k8s.io/fpga") == "vendor.com/fpga=f0"
+            and "NVIDIA_VISIBLE_DEVICES=0" in env,
+            {x: ann[x] for x in ann if x.startswith("cdi.")})
 
 
 def census(a):
