@@ -81,6 +81,8 @@ netns_before=$(cni_netns)
 kubepods_before=$(ls -d /sys/fs/cgroup/*/kubepods 2>/dev/null || true)
 # the shims' sockets go to /run/containerd/s/<hash> whatever containerd's state is
 run_containerd_before=0; [[ -e /run/containerd ]] && run_containerd_before=1
+# libcni's cache of results, /var/lib/cni/results/<network>-<container>-<ifname>
+var_lib_cni_before=0; [[ -e /var/lib/cni ]] && var_lib_cni_before=1
 
 # shellcheck disable=SC2317  # called from the EXIT trap
 cleanup() {
@@ -112,6 +114,8 @@ cleanup() {
   done
   ip link del "$bridge" 2>/dev/null
   (( run_containerd_before )) || { rmdir /run/containerd/s /run/containerd 2>/dev/null; }
+  rm -f /var/lib/cni/results/berth-cri-*
+  (( var_lib_cni_before )) || { rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null; }
   [[ -z $(awk -v w="$work/" 'index($5, w) == 1' /proc/self/mountinfo) ]] && rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT

@@ -379,6 +379,8 @@ def census(a):
     netns = [x for x in os.listdir("/var/run/netns") if x.startswith("cni-")] \
         if os.path.isdir("/var/run/netns") else []
     runc_tmp = [x for x in os.listdir("/tmp") if x.startswith("runc-process")]
+    cache = "/var/lib/cni/results"          # libcni's cache, one file per attachment
+    netns += [f"cache {x}" for x in os.listdir(cache)] if os.path.isdir(cache) else []
     return {"mounts": sorted(mounts), "cgroups": sorted(cgroups), "state": sorted(state),
             "processes": sorted(procs), "netns": sorted(netns), "exec-specs": runc_tmp}
 
