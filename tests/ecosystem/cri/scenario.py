@@ -120,16 +120,16 @@ def init_container(c, k, a):
     pod = c.run_pod(cfg)
     share = os.path.join(a.work, "volumes", cfg.metadata.uid)
     os.makedirs(share)
-    vol = [pb.Mount(container_path="/work", host_path=share)]
-    init = c.run(pod, "init", ["sh", "-c", "sleep 0.3; echo initialized >/work/ready"], mounts=vol)
+    vol = [pb.Mount(container_path="/data", host_path=share)]
+    init = c.run(pod, "init", ["sh", "-c", "sleep 0.3; echo initialized >/data/ready"], mounts=vol)
     st = c.wait_exited(init)
     k.check("init container completed with exit 0",
             st.state == pb.CONTAINER_EXITED and st.exit_code == 0, f"{st.exit_code} {st.reason}")
-    app = c.run(pod, "app", ["sh", "-c", "cat /work/ready; exec sleep 3600"], mounts=vol)
+    app = c.run(pod, "app", ["sh", "-c", "cat /data/ready; exec sleep 3600"], mounts=vol)
     ast = c.status(app)[0]
     k.check("app starts after init finished", ast.started_at >= st.finished_at,
             f"init finished {st.finished_at}, app started {ast.started_at}")
-    k.check("app reads what init wrote", c.out(app, "cat", "/work/ready") == "initialized")
+    k.check("app reads what init wrote", c.out(app, "cat", "/data/ready") == "initialized")
 
 
 @scenario
