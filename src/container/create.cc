@@ -109,7 +109,13 @@ Result<linux::NetnsMoves> network_moves(const spec::Spec& spec) {
 }
 
 // The parent's side of the set-up conversation with the init.
-Status converse(Creation& c, int sock, bool maps_on_clone) {
+Status converse(Creation& c, int sock, bool maps_on_clone, bool second_stage) {
+  // With a second stage, stage one reports the real init (kPid) and exits while stage two
+  // carries on over the same socket: under load stage two's kReady can overtake kPid. Done
+  // at kReady, `create` would name stage one in the pid file and exit, its parent death
+  // signal would kill stage one, and the shim would see its "init" die (137) while the
+  // real one ran on unwatched (seen through containerd's CRI, 1 in ~100 creates).
+  bool pid_pending = second_stage, ready = false;
   const auto& l = c.spec.linux ? *c.spec.linux : spec::Linux{};
   if (maps_on_clone)
     BERTH_TRY(linux::write_id_maps(c.init.pid(), l.uid_mappings, l.gid_mappings, ::geteuid() != 0));
@@ -126,6 +132,8 @@ Status converse(Creation& c, int sock, bool maps_on_clone) {
         c.init.wait();
         BERTH_TRY(record_pid(c, static_cast<pid_t>(m.value)));
         c.init_pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, c.init_pid, 0)));
+        pid_pending = false;
+        if (ready) return ok();
         break;
       case Msg::kHooks:
         // The network namespace exists by now (created or joined); hooks see the devices.
@@ -150,7 +158,9 @@ Status converse(Creation& c, int sock, bool maps_on_clone) {
         BERTH_TRY(container::process::send(sock, Msg::kGo));
         break;
       case Msg::kReady:
-        return ok();
+        if (!pid_pending) return ok();
+        ready = true;
+        break;
       case Msg::kError:
         return container::process::to_error(m);
       default:
@@ -217,7 +227,7 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   if (!in_cgroup) BERTH_TRY(container::join_cgroups(c.cg, c.init.pid()));
   t.mark("init joined the cgroups");
   bool maps_on_clone = (cfg.clone_flags & CLONE_NEWUSER) != 0;
-  BERTH_TRY(converse(c, parent_end, maps_on_clone));
+  BERTH_TRY(converse(c, parent_end, maps_on_clone, cfg.second_stage));
   return c.init_pid;
 }
 
