@@ -71,5 +71,29 @@ TEST_F(CVE_2022_0811, ANetworkSysctlInANewNetworkNamespaceStillWorks) {
   EXPECT_EQ(r.out, "1\n1\n");
 }
 
+// Joining the runtime's own network namespace by path is the host's (runc's isHostNetNS):
+// a net.* key there would change the host. Refused under berth and runc alike.
+TEST_F(CVE_2022_0811, NetKeysInTheJoinedHostNetworkNamespaceAreRefused) {
+  std::vector<std::string> binaries = {berth_binary()};
+  if (have_runc()) binaries.push_back("/usr/sbin/runc");
+  for (const auto& bin : binaries) {
+    SCOPED_TRACE(bin);
+    Runtime rt(bin);
+    Bundle b;
+    auto& nss = b.spec().linux->namespaces;
+    std::erase_if(nss, [](const spec::Namespace& ns) { return ns.type == "network"; });
+    spec::Namespace host_net;
+    host_net.type = "network";
+    host_net.path = "/proc/self/ns/net";
+    nss.push_back(host_net);
+    b.spec().linux->sysctl = {{"net.ipv4.ip_forward", "1"}};
+    auto r = run_container(rt, b, "cve-0811-hostnet");
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("sysctl \\\"net.ipv4.ip_forward\\\" not allowed in host network namespace"), std::string::npos)
+        << r.err;
+    EXPECT_TRUE(entries(rt.root()).empty()) << "a state directory was left behind";
+  }
+}
+
 }  // namespace
 }  // namespace berth::test
