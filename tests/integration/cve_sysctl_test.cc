@@ -95,5 +95,20 @@ TEST_F(CVE_2022_0811, NetKeysInTheJoinedHostNetworkNamespaceAreRefused) {
   }
 }
 
+// A well-formed key the kernel does not have fails in the init, at the write: the create
+// is undone like any other init error.
+TEST_F(CVE_2022_0811, AMissingKeyFailsTheCreateAndLeavesNothing) {
+  Runtime rt;
+  Bundle b;
+  b.spec().linux->sysctl = {{"net.ipv4.no_such_key", "1"}};
+  auto r = run_container(rt, b, "cve-0811-missing");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("write sysctl key net.ipv4.no_such_key"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no such file or directory"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+  EXPECT_TRUE(entries(rt.root()).empty()) << "a state directory was left behind";
+  EXPECT_FALSE(host_exists(std::string("/sys/fs/cgroup/memory") + kTestCgroupParent + "/cve-0811-missing"));
+}
+
 }  // namespace
 }  // namespace berth::test
