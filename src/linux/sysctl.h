@@ -1,5 +1,6 @@
-// linux.sysctl: validated against the container's namespaces as runc does, and written
-// through a private procfs instance (fsopen/fsmount, never the container's /proc, which it
+// linux.sysctl: keys checked for their form (no path out of their subtree: CVE-2022-0811
+// class), validated against the container's namespaces as runc does, and written beneath
+// sys/ of a private procfs instance (fsopen/fsmount, never the container's /proc, which it
 // could have redirected: CVE-2025-52881).
 #pragma once
 
