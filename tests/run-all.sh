@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export DEBIAN_FRONTEND=noninteractive
 jobs=$(nproc)
-fuzz_seconds=${BERTH_FUZZ_SECONDS:-10}   # per target; 12 targets (tests/fuzz/fuzz_*.cc)
+fuzz_seconds=${BERTH_FUZZ_SECONDS:-10}   # per target; 13 targets (tests/fuzz/fuzz_*.cc)
 passed=0
 failed=0
 step() { printf '\n==== %s (%s)\n' "$*" "$(date +%T)"; }

@@ -221,7 +221,7 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
     if (c.init_pid > 0 && c.init_pid != c.init.pid()) ::kill(c.init_pid, SIGKILL);
     c.init.kill_and_reap();
   });
-  c.init_pidfd.reset(::dup(c.init.pidfd()));
+  c.init_pidfd.reset(::fcntl(c.init.pidfd(), F_DUPFD_CLOEXEC, 0));  // hooks must not inherit it
   BERTH_TRY(record_pid(c, c.init.pid()));
   Phases t("create");
   if (!in_cgroup) BERTH_TRY(container::join_cgroups(c.cg, c.init.pid()));

@@ -288,7 +288,7 @@ Status publish(const ExecOptions& o, Running& r) {
 }
 
 int foreground(Running& r, const sigset_t& forwarded) {
-  UniqueFd pidfd(::dup(r.tenant.pidfd()));
+  UniqueFd pidfd(::fcntl(r.tenant.pidfd(), F_DUPFD_CLOEXEC, 0));
   Created c;
   c.pid = r.tenant.release();  // supervision reaps it
   c.pidfd = pidfd.get();

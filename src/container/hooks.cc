@@ -3,8 +3,10 @@
 #include "container/hooks.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +41,10 @@ int exec_hook(const spec::Hook& hook, Pipes& p, const std::string& cwd) {
   ::dup2(p.in[0], 0);
   ::dup2(p.out[1], 1);
   ::dup2(p.err[1], 2);
+  // berth's own fds are O_CLOEXEC; what the caller left open without it (an engine's
+  // stray descriptors) must not reach the hook either: runc's hooks see only stdio.
+  // CLOEXEC rather than closed, so a failed execve can still report on fd 2.
+  ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
   if (!cwd.empty() && ::chdir(cwd.c_str()) < 0) {
     (void)file::write_all(2, "chdir " + cwd + ": " + Error::sys(errno, "").message() + "\n");
     return 127;

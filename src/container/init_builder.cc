@@ -151,7 +151,10 @@ Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOpti
   c.set_hostname = !spec.hostname.empty();
   c.domainname = spec.domainname;
   c.set_domainname = !spec.domainname.empty();
-  BERTH_TRY(linux::validate_sysctls(l.sysctl, b->ns.has(CLONE_NEWIPC), uts, b->ns.has(CLONE_NEWNET)));
+  if (!l.sysctl.empty()) {
+    BERTH_ASSIGN(bool own_net, linux::private_network(b->ns));
+    BERTH_TRY(linux::validate_sysctls(l.sysctl, b->ns.has(CLONE_NEWIPC), uts, own_net));
+  }
   c.sysctl = l.sysctl;
   c.personality = l.personality;
   c.memory_policy = l.memory_policy;

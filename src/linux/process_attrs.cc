@@ -122,9 +122,15 @@ Status join_session_keyring(const std::string& id) {
     return Error::sys(errno, "join session keyring");
   }
   // Let the owning user search it (KEY_USR_SEARCH), keeping the kernel's other bits.
-  char desc[256] = {};
-  long n = ::syscall(SYS_keyctl, 6 /* KEYCTL_DESCRIBE */, key, desc, sizeof desc - 1);
+  // "type;uid;gid;perm;_ses.<id>": with a long id (runc accepts 255 characters) it exceeds
+  // any fixed buffer, and KEYCTL_DESCRIBE then copies nothing at all, so ask for the size.
+  long n = ::syscall(SYS_keyctl, 6 /* KEYCTL_DESCRIBE */, key, nullptr, 0);
   if (n < 0) return Error::sys(errno, "describe session keyring");
+  std::string desc(static_cast<size_t>(n), '\0');
+  n = ::syscall(SYS_keyctl, 6 /* KEYCTL_DESCRIBE */, key, desc.data(), desc.size());
+  if (n < 0) return Error::sys(errno, "describe session keyring");
+  if (static_cast<size_t>(n) > desc.size()) return Error::generic("describe session keyring: unexpected answer");
+  desc.resize(desc.find('\0') == std::string::npos ? desc.size() : desc.find('\0'));
   auto fields = str::split(desc, ';');
   auto perm = fields.size() >= 4 ? str::parse_u64(fields[3], 16) : std::nullopt;
   if (!perm) return Error::generic("describe session keyring: unexpected answer");

@@ -29,12 +29,37 @@ bool too_deep(std::string_view text) {
   return false;
 }
 
+// yajl_tree keeps strings NUL-terminated, so "tr\u0000ue" would reach the reader as "tr",
+// silently truncated. Every \u0000 escape becomes U+10FFFF instead (a noncharacter, as its
+// surrogate pair), which JsonReader refuses by field name. Escaped backslashes are skipped.
+bool mark_nul_escapes(std::string& buf) {
+  bool marked = false, in_string = false;
+  for (size_t i = 0; i < buf.size(); ++i) {
+    char c = buf[i];
+    if (!in_string) {
+      in_string = c == '"';
+      continue;
+    }
+    if (c == '"') {
+      in_string = false;
+    } else if (c == '\\' && buf.compare(i, 6, "\\u0000") == 0) {
+      buf.replace(i, 6, "\\udbff\\udfff");
+      i += 11;
+      marked = true;
+    } else if (c == '\\') {
+      ++i;
+    }
+  }
+  return marked;
+}
+
 }  // namespace
 
 Document& Document::operator=(Document&& o) noexcept {
   if (this != &o) {
     if (root_) yajl_tree_free(root_);
     root_ = o.root_;
+    nul_marked_ = o.nul_marked_;
     o.root_ = nullptr;
   }
   return *this;
@@ -51,6 +76,7 @@ Result<Document> Document::parse(std::string_view text, std::string_view source)
   if (std::memchr(text.data(), '\0', text.size()) != nullptr)
     return Error::invalid_spec(where + ": invalid JSON: contains a NUL byte");
   std::string buf(text);  // yajl_tree_parse wants a NUL-terminated string
+  bool nul_marked = mark_nul_escapes(buf);
   char err[512];
   err[0] = 0;
   yajl_val root = yajl_tree_parse(buf.c_str(), err, sizeof err);
@@ -61,7 +87,9 @@ Result<Document> Document::parse(std::string_view text, std::string_view source)
     if (reason.empty()) reason = "parse error";
     return Error::invalid_spec(where + ": invalid JSON: " + reason);
   }
-  return Document(root);
+  Document doc(root);
+  doc.nul_marked_ = nul_marked;
+  return doc;
 }
 
 std::string describe(yajl_val v) {

@@ -43,6 +43,14 @@ void JsonReader::read(yajl_val v, bool& out) {
 void JsonReader::read(yajl_val v, std::string& out) {
   if (!YAJL_IS_STRING(v)) return fail_type("a string", v);
   out = v->u.string;
+  if (has_nul(out)) fail_nul();
+}
+
+// A NUL would cut the string short at every system call (execve runs "tr" for "tr\u0000ue").
+void JsonReader::fail_nul() {
+  // The path may hold a map key with the mark: shown as Go quotes a NUL.
+  for (size_t at; (at = path_.find(kNulMark)) != std::string::npos;) path_.replace(at, kNulMark.size(), "\\x00");
+  fail("must not contain a NUL byte (\\u0000)");
 }
 
 bool JsonReader::read_i64(yajl_val v, int64_t* out) {

@@ -27,7 +27,8 @@ enum Presence { kOmitEmpty, kAlways };
 
 class JsonReader {
  public:
-  explicit JsonReader(std::string source) : source_(std::move(source)) {}
+  explicit JsonReader(std::string source, bool nul_marked = false)
+      : source_(std::move(source)), nul_marked_(nul_marked) {}
 
   bool failed() const { return error_.has_value(); }
   Error take_error() { return std::move(*error_); }
@@ -98,6 +99,7 @@ class JsonReader {
       path_ += "[\"";
       path_ += v->u.object.keys[i];
       path_ += "\"]";
+      if (has_nul(v->u.object.keys[i])) return fail_nul();
       T item{};
       yajl_val e = v->u.object.values[i];
       if (!YAJL_IS_NULL(e)) read(e, item);
@@ -123,8 +125,11 @@ class JsonReader {
   void fail(std::string what);
   void fail_type(const char* expected, yajl_val got);
   void fail_range(yajl_val v, size_t bits, bool is_signed);
+  bool has_nul(std::string_view s) const { return nul_marked_ && s.find(kNulMark) != std::string_view::npos; }
+  void fail_nul();  // the path names the string (or map key) that held a NUL
 
   std::string source_;
+  bool nul_marked_ = false;
   std::string path_;
   yajl_val object_ = nullptr;
   std::optional<Error> error_;
@@ -193,7 +198,7 @@ Result<T> parse_as(std::string_view text, std::string_view source) {
   BERTH_ASSIGN(auto doc, Document::parse(text, source));
   if (!YAJL_IS_OBJECT(doc.root()))
     return Error::invalid_spec(std::string(source) + ": expected a JSON object, got " + describe(doc.root()));
-  JsonReader reader{std::string(source)};
+  JsonReader reader{std::string(source), doc.nul_marked()};
   T out{};
   reader.read(doc.root(), out);
   if (reader.failed()) return reader.take_error();

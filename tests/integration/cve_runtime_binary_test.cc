@@ -3,6 +3,8 @@
 // for writing and replace the host's runtime. Each test attempts it; berth refuses to run its
 // own binary in the container, its init cannot be reached through /proc/<pid>/exe, and the
 // binary on the host is byte for byte what it was.
+#include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <thread>
@@ -81,6 +83,37 @@ TEST_F(CVE_2019_5736, WaitingInitIsNotReachableThroughProcPidExe) {
   EXPECT_NE(r.out.find("DENIED\nDENIED\n"), std::string::npos) << r.out;
   EXPECT_EQ(rt({"delete", "--force", "cve-5736-target"}).code, 0);
   EXPECT_EQ(binary_digest(), before);
+}
+
+
+bool on_readonly_mount(const std::string& path) {
+  struct statvfs st;
+  int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+  bool ro = fd >= 0 && ::fstatvfs(fd, &st) == 0 && (st.f_flag & ST_RDONLY);
+  if (fd >= 0) ::close(fd);
+  return ro;
+}
+
+// The re-exec from a read-only clone is decided by the kernel's answer (is the running
+// binary on a read-only mount), never by the caller's environment: a variable that once
+// marked the re-executed process must not switch the protection off for whoever sets it.
+TEST_F(CVE_2019_5736, CallersEnvironmentCannotSkipTheReadOnlyReexec) {
+  if (on_readonly_mount(berth_binary())) GTEST_SKIP() << berth_binary() << " is already on a read-only mount: no re-exec to observe";
+  Runtime rt;
+  Bundle b;
+  b.script("true");
+  b.spec().linux->cgroups_path = std::string(kTestCgroupParent) + "/cve-5736-env";
+  b.write();
+  auto r = run_cmd({rt.binary(), "--root", rt.root(), "create", "--bundle", b.path(), "cve-5736-env"}, "", 30,
+                   {"_BERTH_SEALED=1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::string state_pid = run_cmd({"sh", "-c", "cat " + rt.root() + "/cve-5736-env/state.json | tr ',' '\\n' | "
+                                               "grep '\"pid\"' | tr -dc 0-9"}).out;
+  std::string pid(str::trim(state_pid));
+  ASSERT_FALSE(pid.empty());
+  // The waiting init is a clone of the create process: its executable is what create ran from.
+  EXPECT_TRUE(on_readonly_mount("/proc/" + pid + "/exe")) << "create ran from the writable binary";
+  EXPECT_EQ(rt({"delete", "--force", "cve-5736-env"}).code, 0);
 }
 
 }  // namespace

@@ -178,6 +178,41 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"", "config.json: invalid JSON: parse error: premature EOF"},
         Malformed{"{\"a\":", "config.json: invalid JSON: parse error: premature EOF"}));
 
+// yajl's tree would truncate "tr\u0000ue" to "tr" (execve runs tr): a NUL anywhere in a
+// string the spec holds is refused, naming the field.
+INSTANTIATE_TEST_SUITE_P(
+    NulBytes, SpecMalformed,
+    ::testing::Values(
+        Malformed{R"({"process":{"args":["tr\u0000ue"]}})", R"(config.json: process.args[0]: must not contain a NUL byte (\u0000))"},
+        Malformed{R"({"process":{"env":["A=1","B=\u0000"]}})", R"(config.json: process.env[1]: must not contain a NUL byte (\u0000))"},
+        Malformed{R"({"process":{"cwd":"/tmp\u0000/x"}})", R"(config.json: process.cwd: must not contain a NUL byte (\u0000))"},
+        Malformed{R"({"root":{"path":"rootfs\u0000"}})", R"(config.json: root.path: must not contain a NUL byte (\u0000))"},
+        Malformed{R"({"mounts":[{"destination":"/a\u0000b","source":"/x"}]})", R"(config.json: mounts[0].destination: must not contain a NUL byte (\u0000))"},
+        Malformed{R"({"mounts":[{"destination":"/a","source":"/x\u0000"}]})", R"(config.json: mounts[0].source: must not contain a NUL byte (\u0000))"},
+        Malformed{R"({"hooks":{"prestart":[{"path":"/bin/true\u0000x"}]}})", R"(config.json: hooks.prestart[0].path: must not contain a NUL byte (\u0000))"},
+        Malformed{R"({"hostname":"a\u0000"})", R"(config.json: hostname: must not contain a NUL byte (\u0000))"},
+        Malformed{R"({"linux":{"sysctl":{"net.a\u0000b":"1"}}})", R"(config.json: linux.sysctl["net.a\x00b"]: must not contain a NUL byte (\u0000))"},
+        Malformed{R"({"annotations":{"a":"\u0000"}})", R"(config.json: annotations["a"]: must not contain a NUL byte (\u0000))"}));
+
+TEST(SpecParse, EscapedBackslashBeforeU0000IsNotANul) {
+  auto s = parse_spec(R"({"process":{"args":["a\\u0000","\\\u0041"]}})");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(s->process->args, (std::vector<std::string>{"a\\u0000", "\\A"}));
+}
+
+TEST(SpecParse, AKeyWithANulDoesNotStandInForTheField) {
+  // Truncated, "args\u0000" would have been a second "args" and won as the last one.
+  auto s = parse_spec(R"({"process":{"args":["sh"],"args\u0000":["evil"]}})");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(s->process->args, std::vector<std::string>{"sh"});
+}
+
+TEST(SpecParse, ProcessJsonRefusesNulToo) {
+  auto p = parse_process(R"({"args":["sh"],"cwd":"/","env":["X=\u0000"],"user":{"uid":0,"gid":0}})");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().message(), R"(process.json: env[0]: must not contain a NUL byte (\u0000))");
+}
+
 TEST(SpecParse, InvalidJsonIsOneLine) {
   auto s = parse_spec("{\"ociVersion\": \"1.0.0\",, }");
   ASSERT_FALSE(s.ok());
