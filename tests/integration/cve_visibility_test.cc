@@ -1,0 +1,62 @@
+// No runtime process is reachable from a container while it holds a host view (host root,
+// cwd, mount namespace or a host file): a watcher with CAP_SYS_PTRACE inside the container
+// (tests/support/visibility_watcher.cc) scans /proc for new pids while the test runs many
+// `exec`s, and tries /proc/<pid>/{root,cwd,mountinfo,ns/mnt,fd} and PTRACE_SEIZE on each.
+// BERTH_VISIBILITY_ITERATIONS sets the number of execs (default 200 for CI; 1000 was used
+// to validate the fix).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+
+#include "support/exec_helpers.h"
+
+namespace berth::test {
+namespace {
+
+int iterations() {
+  const char* v = std::getenv("BERTH_VISIBILITY_ITERATIONS");
+  int n = v ? std::atoi(v) : 0;
+  return n > 0 ? n : 200;
+}
+
+// The watcher is the container's process, bind-mounted from the build tree, with its
+// output directory bound from the host.
+void watcher_spec(spec::Spec& s, const std::string& out) {
+  s.process->args = {"/watcher", "/out", "berth"};
+  std::vector<std::string> caps = {"CAP_SYS_PTRACE", "CAP_KILL", "CAP_DAC_OVERRIDE"};
+  s.process->capabilities = spec::Capabilities{caps, caps, {}, caps, {}};
+  s.mounts.push_back({"/watcher", "bind", BERTH_VISIBILITY_WATCHER, {"bind", "ro"}, {}, {}});
+  s.mounts.push_back({"/out", "bind", out, {"bind", "rw"}, {}, {}});
+}
+
+TEST(CVE_Visibility, ExecProcessesNeverShowAHostView) {
+  Runtime berth;
+  TempDir out("berth-watch");
+  Container c(berth, "vis-exec", [&](spec::Spec& s) { watcher_spec(s, out.path()); });
+  ASSERT_EQ(c.started().code, 0) << c.started().err;
+  ASSERT_TRUE(eventually([&] { return ::access((out.path() + "/ready").c_str(), F_OK) == 0; }))
+      << "the watcher did not start";
+  int n = iterations();
+  int failed = 0;
+  for (int i = 0; i < n; ++i) {
+    auto r = c.exec({}, {"true"});
+    if (r.code != 0 && ++failed < 5) ADD_FAILURE() << "exec " << i << ": " << r.code << " " << r.err;
+  }
+  write_text(out.path() + "/stop", "");
+  ASSERT_TRUE(eventually([&] { return !read_text(out.path() + "/summary").empty(); }, 10000));
+  std::string summary = read_text(out.path() + "/summary");
+  std::string observations = read_text(out.path() + "/observations");
+  std::set<std::string> pids;  // distinct processes seen with a host view
+  for (size_t at = 0; (at = observations.find("pid ", at)) != std::string::npos; ++at)
+    pids.insert(observations.substr(at, observations.find(':', at) - at));
+  std::printf("%d execs; watcher: %s; processes with a host view: %zu\n", n, summary.substr(0, summary.size() - 1).c_str(),
+              pids.size());
+  EXPECT_EQ(failed, 0);
+  // The watcher must have caught runtime processes in their window, or it proves nothing.
+  EXPECT_EQ(summary.find("runtime=0 "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("observations=0\n"), std::string::npos) << summary << observations.substr(0, 2000);
+}
+
+}  // namespace
+}  // namespace berth::test
