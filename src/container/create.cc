@@ -122,10 +122,12 @@ Status converse(Creation& c, int sock, bool maps_on_clone) {
         BERTH_TRY(container::process::send(sock, Msg::kGo));
         break;
       case Msg::kPid:
-        // Stage one handed over to stage two and exits: reap it, follow the new init.
+        // Stage one handed over to the init it forked and exits: reap it, follow the new
+        // init, and let it go on (everything it reports from now on names its pid).
         c.init.wait();
         BERTH_TRY(record_pid(c, static_cast<pid_t>(m.value)));
         c.init_pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, c.init_pid, 0)));
+        BERTH_TRY(container::process::send(sock, Msg::kGo));
         break;
       case Msg::kHooks:
         // The network namespace exists by now (created or joined); hooks see the devices.

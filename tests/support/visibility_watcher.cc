@@ -7,7 +7,14 @@
 // OUT_DIR/observations; OUT_DIR/summary gets "seen=N runtime=N observations=N" when
 // OUT_DIR/stop appears. OUT_DIR/ready is created once the first scan is done.
 //
-//   berth_visibility_watcher OUT_DIR RUNTIME_COMM
+//   berth_visibility_watcher OUT_DIR RUNTIME_COMM HOST_MNTNS [HOST_PREFIX]
+//
+// HOST_MNTNS is the host's "mnt:[N]": a process in it is always a host view. Without
+// HOST_PREFIX the processes join our own container (exec): any root, cwd, mount namespace,
+// mount table or file not ours is a host view. With it they are another container's
+// sharing our pid namespace and rootfs directory (create): their root must still be ours,
+// and a mount point or fd path under HOST_PREFIX (where the host keeps the bundles) is a
+// host view.
 //
 // Built static: it runs inside a busybox rootfs.
 #include <dirent.h>
@@ -34,6 +41,8 @@ std::string g_mountinfo;         // our own: what every process of the container
 std::set<unsigned long long> g_mounts;  // mount ids of our mount namespace
 struct stat g_root;
 std::string g_mntns;
+std::string g_host_mntns;
+std::string g_prefix;  // empty: exec mode
 long g_observations = 0;
 
 std::string read_file(const std::string& path) {
@@ -90,17 +99,38 @@ bool host_root_or_ns(int pid, const std::string& p, std::string* why) {
     *why = "root is not the container's (" + link_of(p + "/root") + ")";
     return true;
   }
+  std::string ns = link_of(p + "/ns/mnt");
+  if (!ns.empty() && ns == g_host_mntns) {
+    *why = "in the host's mount namespace " + ns;
+    return true;
+  }
+  if (!g_prefix.empty()) return false;
   unsigned long long m = mount_id(p + "/cwd", nullptr);
   if (m && !g_mounts.count(m)) {
     *why = "cwd on a mount outside the container (" + link_of(p + "/cwd") + ")";
     return true;
   }
-  std::string ns = link_of(p + "/ns/mnt");
   if (!ns.empty() && ns != g_mntns) {
     *why = "mount namespace " + ns + " is not the container's " + g_mntns;
     return true;
   }
   (void)pid;
+  return false;
+}
+
+// Another container's mount table (create mode): a mount point under the host's prefix is
+// the host's table, seen before the pivot.
+bool host_mount_points(const std::string& mi) {
+  size_t at = 0;
+  while (at < mi.size()) {
+    size_t nl = mi.find('\n', at);
+    std::string line = mi.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    size_t f = 0;
+    for (int i = 0; i < 4 && f != std::string::npos; ++i) f = line.find(' ', f + 1);
+    if (f != std::string::npos && line.compare(f + 1, g_prefix.size(), g_prefix) == 0) return true;
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
   return false;
 }
 
@@ -110,6 +140,16 @@ void check_fds(int pid, const std::string& p) {
   while (dirent* e = ::readdir(d)) {
     if (e->d_name[0] == '.') continue;
     std::string fd = p + "/fd/" + e->d_name;
+    if (!g_prefix.empty()) {
+      // exec.fifo, which the waiting init holds until `start`, is a channel: no data, no
+      // path to climb.
+      struct stat st;
+      std::string target = link_of(fd);
+      if (::stat(fd.c_str(), &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) &&
+          target.compare(0, g_prefix.size(), g_prefix) == 0)
+        observe(pid, std::string("fd ") + e->d_name + " is a host file (" + target + ")");
+      continue;
+    }
     mode_t mode = 0;
     unsigned long long m = mount_id(fd, &mode);
     // Pipes, sockets and anonymous inodes live on internal mounts; a file or directory on a
@@ -140,7 +180,8 @@ bool inspect(int pid) {
   if (comm.empty()) return true;
   bool runtime = comm == g_comm + "\n";
   std::string mi = read_file(p + "/mountinfo");
-  if (!mi.empty() && mi != g_mountinfo) observe(pid, "mountinfo is not the container's");
+  if (g_prefix.empty() && !mi.empty() && mi != g_mountinfo) observe(pid, "mountinfo is not the container's");
+  if (!g_prefix.empty() && host_mount_points(mi)) observe(pid, "mountinfo is the host's (mount points under " + g_prefix + ")");
   std::string why;
   if (host_root_or_ns(pid, p, &why)) observe(pid, why);
   check_fds(pid, p);
@@ -151,12 +192,14 @@ bool inspect(int pid) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s OUT_DIR RUNTIME_COMM\n", argv[0]);
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s OUT_DIR RUNTIME_COMM HOST_MNTNS [HOST_PREFIX]\n", argv[0]);
     return 2;
   }
   g_out = argv[1];
   g_comm = argv[2];
+  g_host_mntns = argv[3];
+  if (argc > 4) g_prefix = argv[4];
   load_own_view();
   int self = ::getpid();
   std::set<int> done;
