@@ -111,10 +111,11 @@ Result<linux::NetnsMoves> network_moves(const spec::Spec& spec) {
 // The parent's side of the set-up conversation with the init.
 Status converse(Creation& c, int sock, bool maps_on_clone, bool second_stage) {
   // With a second stage, stage one reports the real init (kPid) and exits while stage two
-  // carries on over the same socket: under load stage two's kReady can overtake kPid. Done
-  // at kReady, `create` would name stage one in the pid file and exit, its parent death
-  // signal would kill stage one, and the shim would see its "init" die (137) while the
-  // real one ran on unwatched (seen through containerd's CRI, 1 in ~100 creates).
+  // carries on over the same socket. Stage two now waits for our go after kPid, so its
+  // kReady cannot overtake kPid; the guard stays because that race cost real containers
+  // (done at kReady, `create` named stage one in the pid file, its exit killed stage one
+  // through its parent death signal and the shim saw its "init" die with 137: seen through
+  // containerd's CRI, 1 in ~100 creates).
   bool pid_pending = second_stage, ready = false;
   const auto& l = c.spec.linux ? *c.spec.linux : spec::Linux{};
   if (maps_on_clone)
@@ -128,12 +129,14 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool second_stage) {
         BERTH_TRY(container::process::send(sock, Msg::kGo));
         break;
       case Msg::kPid:
-        // Stage one handed over to stage two and exits: reap it, follow the new init.
+        // Stage one handed over to the init it forked and exits: reap it, follow the new
+        // init, and let it go on (everything it reports from now on names its pid).
         c.init.wait();
         BERTH_TRY(record_pid(c, static_cast<pid_t>(m.value)));
         c.init_pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, c.init_pid, 0)));
         pid_pending = false;
         if (ready) return ok();
+        BERTH_TRY(container::process::send(sock, Msg::kGo));
         break;
       case Msg::kHooks:
         // The network namespace exists by now (created or joined); hooks see the devices.

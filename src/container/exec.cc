@@ -1,9 +1,10 @@
 // `exec` (see exec.h), the parent's side: the container's status with runc's texts, the
 // process (exec_process.cc) and the tenant's configuration (process.capabilities, rlimits,
 // noNewPrivileges, linux.seccomp through the filter cache, linux.personality,
-// linux.memoryPolicy), the clone into the container's pid namespace and cgroup with
-// process.execCPUAffinity around the join, the tenant's console and seccomp messages, then
-// --detach (--pid-file, --pidfd-socket) or foreground supervision as `run` does it.
+// linux.memoryPolicy), the clone of the tenant into the container's cgroup with
+// process.execCPUAffinity around the join, the adoption of the process it forks into the
+// pid namespace, its console and seccomp messages, then --detach (--pid-file,
+// --pidfd-socket) or foreground supervision as `run` does it.
 #include "container/exec.h"
 
 #include <fcntl.h>
@@ -102,17 +103,16 @@ bool same_namespace(pid_t pid, const std::string& name) {
          theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev;
 }
 
-void tenant_namespaces(const spec::Linux& l, pid_t pid, TenantConfig& t, bool* join_pid) {
+void tenant_namespaces(const spec::Linux& l, pid_t pid, TenantConfig& t) {
   for (const auto& ns : l.namespaces) {
     // Joining one's own user namespace is an error (EINVAL); the others would be no-ops.
     if (same_namespace(pid, linux::ns_proc_name(ns.type))) continue;
-    if (ns.type == "pid") *join_pid = true;
-    else t.join_types.push_back(ns.type);
+    t.join_types.push_back(ns.type);
   }
 }
 
 Result<std::unique_ptr<TenantConfig>> build_tenant(const ExecOptions& o, const Target& target,
-                                                   container::ExecProcess& ep, bool* join_pid) {
+                                                   container::ExecProcess& ep) {
   auto t = std::make_unique<TenantConfig>();
   auto& c = t->payload;
   c.exec_tenant = true;
@@ -138,7 +138,7 @@ Result<std::unique_ptr<TenantConfig>> build_tenant(const ExecOptions& o, const T
     c.seccomp = *l.seccomp;
     BERTH_ASSIGN(c.seccomp_program, seccomp::compile_cached(*l.seccomp, container::process::seccomp_cache_dir(o.root)));
   }
-  tenant_namespaces(l, target.record.pid, *t, join_pid);
+  tenant_namespaces(l, target.record.pid, *t);
   return t;
 }
 
@@ -170,18 +170,6 @@ Error unless_stopped(Error e, int init_pidfd, const ContainerRecord& r) {
   return gone ? Error::generic("cannot exec in a stopped container") : std::move(e);
 }
 
-// pid namespaces apply to children only: we join the container's for our next child, so
-// the tenant is born inside it and execs there without a second fork.
-Status join_pid_namespace(int init_pidfd, pid_t init_pid) {
-  if (::setns(init_pidfd, CLONE_NEWPID) == 0) return ok();
-  if (errno != EINVAL) return Error::sys(errno, "join the container's pid namespace");
-  // Kernels before 5.8 take no pidfd here.
-  std::string path = "/proc/" + std::to_string(init_pid) + "/ns/pid";
-  UniqueFd ns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!ns || ::setns(ns.get(), CLONE_NEWPID) < 0) return Error::sys(errno, "join the container's pid namespace");
-  return ok();
-}
-
 Status set_affinity(pid_t pid, const std::string& list, const char* which) {
   cpu_set_t set;
   if (!linux::parse_cpu_list(list, &set)) return Error::invalid_spec(std::string("process.execCPUAffinity.") + which + ": invalid cpu list");
@@ -191,7 +179,8 @@ Status set_affinity(pid_t pid, const std::string& list, const char* which) {
 }
 
 struct Running {
-  OwnedPid tenant;
+  OwnedPid tenant;   // the intermediate, then (kPid) the process itself
+  bool adopted = false;
   UniqueFd sync;     // our end
   UniqueFd console;  // pty master, foreground --tty
 };
@@ -214,11 +203,17 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, int cgroup_fd, bo
   return child;
 }
 
-Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& cg, bool join_pid) {
-  // Inherited by the tenant: non-dumpable from its first instruction in the container's
-  // pid namespace, where its /proc entry is visible (CVE-2019-5736).
+// The tenant is cloned in our own pid namespace, invisible from the container while it
+// holds our root, cwd and mount namespace; the process it forks once inside is born in
+// the container's pid namespace (docs/security.md, "Exec processes").
+Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& cg) {
+  // Inherited by the tenant and its child: non-dumpable from the first instruction of the
+  // process in the container's pid namespace, where its /proc entry is visible
+  // (CVE-2019-5736).
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  if (join_pid) BERTH_TRY(join_pid_namespace(t.init_pidfd, t.init_pid));
+  // The tenant exits once it forked the process: the orphan is reparented to us, so that
+  // we reap it and its pid stays ours to signal until then.
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) return Error::sys(errno, "become a child subreaper");
   BERTH_ASSIGN(auto socks, container::process::sync_pair());
   bool in_cgroup = false;
   int cgroup_fd = cg ? cg->v2_dir_fd() : -1;
@@ -227,7 +222,7 @@ Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& c
   r.sync = std::move(socks.first);
   socks.second.reset();
   if (cg && !in_cgroup) BERTH_TRY(cg->add_process(r.tenant.pid()));
-  log::debug("exec: process " + std::to_string(r.tenant.pid()) +
+  log::debug("exec: tenant " + std::to_string(r.tenant.pid()) +
              (in_cgroup ? " born in its cgroup (CLONE_INTO_CGROUP)" : " moved into its cgroups"));
   const auto& aff = t.payload.process.exec_cpu_affinity;
   if (aff && !aff->final.empty()) BERTH_TRY(set_affinity(r.tenant.pid(), aff->final, "final"));
@@ -235,18 +230,35 @@ Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& c
   return r;
 }
 
-// Until execve closes the tenant's end (close-on-exec): its pty, its seccomp listener, or
-// the error that stopped it.
+// kPid: the tenant forked the process and exits. Once it is reaped, the process is our
+// child (we are a subreaper), and its pid cannot be reused before we reap it.
+Status adopt(Running& r, Message& m) {
+  if (r.adopted || m.value <= 0 || !m.fd) return Error::generic("sync: unexpected pid message from the exec process");
+  int status = r.tenant.wait();
+  OwnedPid process(static_cast<pid_t>(m.value), std::move(m.fd));
+  if (status != 0) return Error::generic("exec: the tenant failed (wait status " + std::to_string(status) + ")");
+  r.tenant = std::move(process);
+  r.adopted = true;
+  log::debug("exec: process " + std::to_string(r.tenant.pid()) + " adopted");
+  return container::process::send(r.sync.get(), Msg::kGo);
+}
+
+// Until execve closes the process's end (close-on-exec): its pid, its pty, its seccomp
+// listener, or the error that stopped it.
 Status converse(Running& r, const ExecOptions& o, const TenantConfig& t) {
   int sock = r.sync.get();
   while (true) {
     char b;
     ssize_t n;
     do n = ::recv(sock, &b, 1, MSG_PEEK); while (n < 0 && errno == EINTR);
+    if (n == 0 && !r.adopted) return Error::generic("exec: the tenant exited before it reported the process");
     if (n == 0) return ok();
     if (n < 0) return Error::sys(errno, "sync: receive");
     BERTH_ASSIGN(Message m, container::process::receive(sock));
     switch (m.type) {
+      case Msg::kPid:
+        BERTH_TRY(adopt(r, m));
+        break;
       case Msg::kConsole:
         if (!o.console_socket.empty())
           BERTH_TRY(linux::send_fd_to_socket(o.console_socket, m.fd.get(), m.text).context("console socket"));
@@ -304,8 +316,7 @@ Result<int> exec_container(const ExecOptions& o) {
   BERTH_ASSIGN(std::string json, read_process_file(o.process_file));
   BERTH_ASSIGN(container::ExecProcess ep, container::exec_process(o, target.config, json));
   BERTH_TRY(check_terminal(o, ep.process.terminal));
-  bool join_pid = false;
-  BERTH_ASSIGN(auto tenant, build_tenant(o, target, ep, &join_pid));
+  BERTH_ASSIGN(auto tenant, build_tenant(o, target, ep));
   BERTH_ASSIGN(auto cg, exec_cgroups(o, target.record));
   BERTH_ASSIGN(UniqueFd init_pidfd, open_init(target.record));
   tenant->init_pidfd = init_pidfd.get();
@@ -314,7 +325,7 @@ Result<int> exec_container(const ExecOptions& o) {
   ScopeExit unblock([&] {
     if (!o.detach) ::sigprocmask(SIG_SETMASK, &old, nullptr);
   });
-  auto started = start_tenant(*tenant, cg, join_pid);
+  auto started = start_tenant(*tenant, cg);
   if (!started) return unless_stopped(std::move(started).error(), init_pidfd.get(), target.record);
   Running r = std::move(*started);
   if (auto st = converse(r, o, *tenant); !st) {

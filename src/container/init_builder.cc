@@ -6,7 +6,10 @@
 #include "container/init_builder.h"
 
 #include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -18,6 +21,7 @@
 #include "seccomp/seccomp.h"
 #include "util/log.h"
 #include "util/strings.h"
+#include "util/unique_fd.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -29,6 +33,13 @@ namespace {
 bool file_exists(const char* p) {
   struct stat st;
   return ::stat(p, &st) == 0;
+}
+
+// Linux 6.18 lets procfs show a pid namespace other than its creator's ("pidns"); older
+// kernels refuse the key (EINVAL). Probed on a context that is never created.
+bool procfs_takes_pidns(int pidns_fd) {
+  UniqueFd fs(static_cast<int>(::syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC)));
+  return fs && ::syscall(SYS_fsconfig, fs.get(), FSCONFIG_SET_FD, "pidns", nullptr, pidns_fd) == 0;
 }
 
 void decide_namespaces(BuiltInit& b, const spec::Linux& l) {
@@ -52,6 +63,12 @@ void decide_namespaces(BuiltInit& b, const spec::Linux& l) {
   for (const auto& j : b.ns.joins) joined_pid = joined_pid || j.flag == CLONE_NEWPID || j.flag == CLONE_NEWTIME;
   c.second_stage = joined_pid || (b.ns.new_flags & (CLONE_NEWPID | CLONE_NEWTIME));
   if (!offsets) c.time_offsets.clear();
+  for (const auto& j : b.ns.joins)
+    if (j.flag == CLONE_NEWPID && procfs_takes_pidns(j.fd.get())) {
+      c.fork_init_last = true;
+      c.second_stage = false;
+      c.proc_pidns_fd = j.fd.get();
+    }
 }
 
 // Compiled in the parent, before clone3: the init only loads the finished program. Flags

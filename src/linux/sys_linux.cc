@@ -8,6 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "linux/sys.h"
 #include "linux/sys_ops.h"
 #include "util/file.h"
@@ -115,7 +117,9 @@ class LinuxSys final : public Sys {
   Status fsconfig(int fd, unsigned cmd, const std::string& key, const std::string& value) override {
     const char* k = key.empty() ? nullptr : key.c_str();
     const char* v = cmd == FSCONFIG_SET_STRING ? value.c_str() : nullptr;
-    if (::syscall(SYS_fsconfig, fd, cmd, k, v, 0) < 0) return Error::sys(errno, "fsconfig " + show(key));
+    // FSCONFIG_SET_FD: the value is the fd's number, passed as aux.
+    int aux = cmd == FSCONFIG_SET_FD ? std::atoi(value.c_str()) : 0;
+    if (::syscall(SYS_fsconfig, fd, cmd, k, v, aux) < 0) return Error::sys(errno, "fsconfig " + show(key));
     return ok();
   }
   Result<UniqueFd> fsmount(int fd, unsigned flags, unsigned attr_flags) override {

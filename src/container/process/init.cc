@@ -2,7 +2,10 @@
 // the parent, join/unshare namespaces. When the kernel applies a namespace to children only
 // (a pid namespace joined or created after joins, a time namespace with offsets), stage one
 // forks stage two, reports its pid and exits. Stage two: hostname, linux.domainname, the
-// rootfs plan and pivot, linux.sysctl, the pty, process attributes, then the payload.
+// rootfs plan and pivot, linux.sysctl, the pty, process attributes, then the payload. A
+// joined pid namespace whose /proc can be made from outside (fork_init_last): stage one
+// does the hostname, domainname and rootfs itself and forks the init into the pid
+// namespace last, with only the container's view (docs/security.md).
 #include "container/process/init.h"
 
 #include <cstdlib>
@@ -24,6 +27,7 @@
 #include "linux/rlimits.h"
 #include "linux/rootfs/apply.h"
 #include "linux/sysctl.h"
+#include "util/fds.h"
 #include "util/file.h"
 #include "util/phases.h"
 
@@ -107,31 +111,83 @@ Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
   return ok();
 }
 
-Status stage_two(InitConfig& cfg) {
-  if (::setsid() < 0) return Error::sys(errno, "setsid");
+// hostname, linux.domainname, then the chroot or the rootfs up to its last step.
+Status set_up_container(InitConfig& cfg, std::optional<linux::rootfs::Applier>& fs) {
   if (cfg.set_hostname) BERTH_TRY(linux::real_sys().sethostname(cfg.hostname).context("set hostname"));
   if (cfg.set_domainname) BERTH_TRY(linux::real_sys().setdomainname(cfg.domainname).context("set domainname"));
-  std::optional<linux::rootfs::Applier> fs;
   if (!cfg.rootfs && !cfg.chroot.empty()) {
     BERTH_TRY(linux::real_sys().chroot(cfg.chroot));
     BERTH_TRY(linux::real_sys().chdir("/"));
   }
   if (cfg.rootfs) {
     fs.emplace(linux::real_sys(), *cfg.rootfs);
+    if (cfg.fork_init_last) fs->set_proc_pidns(cfg.proc_pidns_fd);
     BERTH_TRY(setup_filesystem(cfg, *fs).context("prepare rootfs"));
   }
+  return ok();
+}
+
+// The pty (a session leader's controlling terminal) and the process attributes.
+Status finish_process(InitConfig& cfg, linux::rootfs::Applier* fs) {
   if (cfg.process.terminal)
-    BERTH_TRY(open_console(cfg, fs ? fs->root_fd() : AT_FDCWD, fs ? &*fs : nullptr).context("set up console"));
+    BERTH_TRY(open_console(cfg, fs ? fs->root_fd() : AT_FDCWD, fs).context("set up console"));
   return apply_process_attributes(cfg);
 }
 
-int stage_two_main(InitConfig& cfg) {
-  auto st = stage_two(cfg);
+Status stage_two(InitConfig& cfg) {
+  if (::setsid() < 0) return Error::sys(errno, "setsid");
+  std::optional<linux::rootfs::Applier> fs;
+  BERTH_TRY(set_up_container(cfg, fs));
+  return finish_process(cfg, fs ? &*fs : nullptr);
+}
+
+// forked: stage two of a forked stage one, which waits until the parent recorded its pid.
+int stage_two_main(InitConfig& cfg, bool forked) {
+  auto st = forked ? wait_for(cfg.sync_fd, Msg::kGo) : ok();
+  if (st) st = stage_two(cfg);
   if (!st) {
     (void)send_error(cfg.sync_fd, st.error());
     return 1;
   }
   return run_payload(cfg);
+}
+
+// The init forked into the joined pid namespace: its first instruction there already has
+// the container's root, cwd and mount namespace, and no fd of the host.
+int last_init_main(InitConfig& cfg, linux::rootfs::Applier* fs) {
+  auto st = wait_for(cfg.sync_fd, Msg::kGo);
+  if (st && ::setsid() < 0) st = Error::sys(errno, "setsid");
+  if (st) st = finish_process(cfg, fs);
+  if (!st) {
+    (void)send_error(cfg.sync_fd, st.error());
+    return 1;
+  }
+  return run_payload(cfg);
+}
+
+// Stage one of a container joining a pid namespace: everything that needs the host (joins,
+// mounts, pivot) here, outside that namespace; then only the sync socket, exec.fifo, the
+// preserved fds and the container's root (for /dev/console) cross into it. The namespace
+// fds, idmapped trees, host programs and the log stay behind.
+int fork_init_last(InitConfig& cfg) {
+  std::optional<linux::rootfs::Applier> fs;
+  auto st = set_up_container(cfg, fs);
+  if (!st) {
+    (void)send_error(cfg.sync_fd, st.error());
+    return 1;
+  }
+  std::vector<int> keep = {cfg.sync_fd, cfg.fifo_fd};
+  if (fs) keep.push_back(fs->root_fd());
+  for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd) keep.push_back(fd);
+  close_fds_except(keep);
+  auto init = fork_child([&] { return last_init_main(cfg, fs ? &*fs : nullptr); });
+  if (!init) {
+    (void)send_error(cfg.sync_fd, std::move(init).error().context("fork the init into the pid namespace"));
+    return 1;
+  }
+  (void)send(cfg.sync_fd, Msg::kPid, init->pid());
+  init->release();  // it is the container now; we exit and it is reparented
+  return 0;
 }
 
 }  // namespace
@@ -178,8 +234,9 @@ int init_main(InitConfig& cfg) {
     (void)send_error(cfg.sync_fd, st.error());
     return 1;
   }
-  if (!cfg.second_stage) return stage_two_main(cfg);
-  auto second = fork_child([&] { return stage_two_main(cfg); });
+  if (cfg.fork_init_last) return fork_init_last(cfg);
+  if (!cfg.second_stage) return stage_two_main(cfg, false);
+  auto second = fork_child([&] { return stage_two_main(cfg, true); });
   if (!second) {
     (void)send_error(cfg.sync_fd, std::move(second).error().context("fork second stage"));
     return 1;

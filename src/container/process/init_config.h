@@ -38,6 +38,11 @@ struct InitConfig {
   int clone_flags = 0;       // what clone3 created already
   int unshare_flags = 0;     // to create after the joins (user first, then the rest)
   bool second_stage = false; // fork once more (pid ns joined/created late, time offsets)
+  // A joined pid namespace (linux/namespaces[].path) whose procfs can be made from outside
+  // (fsconfig "pidns"): stage one sets up the rootfs and pivots, and forks the init into
+  // the pid namespace last, so its members never see a process of ours with a host view.
+  bool fork_init_last = false;
+  int proc_pidns_fd = -1;    // the joined pid namespace (owned by ns), for /proc
   std::map<std::string, spec::TimeOffset> time_offsets;
 
   std::string hostname, domainname;

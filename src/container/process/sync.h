@@ -15,7 +15,8 @@ enum class Msg : uint32_t {
   kHooks,         // init → parent: run prestart/createRuntime hooks now
   kHooksDone,     // parent → init: done; text = state JSON for the init's own hooks
   kConsole,       // init → parent: fd = pty master
-  kPid,           // init → parent: value = pid of the real init (second stage)
+  kPid,           // init/tenant → parent: value = pid of the real init (second stage) or
+                  // of the exec process (fd = its pidfd); the tenant answers kGo once adopted
   kReady,         // init → parent: set up, waiting for `start`
   kError,         // init → parent: err/kind/text
   kMapIds,        // init → parent: write my uid/gid maps (after a late user-ns unshare)

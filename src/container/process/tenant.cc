@@ -1,6 +1,8 @@
-// The exec tenant (see tenant.h): wait for the parent (cgroup joined), join the init's
-// namespaces, new session, `--user NAME` from the container's /etc/passwd, process
-// attributes (process.rlimits, oomScoreAdj, scheduler, ioPriority, the session keyring,
+// The exec tenant (see tenant.h). The intermediate: wait for the parent (cgroup joined),
+// join every namespace of the init at once, then fork the process itself into the pid
+// namespace, report it (kPid) and exit. The process: wait for the parent to adopt it, new
+// session, `--user NAME` from the container's /etc/passwd, process attributes
+// (process.rlimits, oomScoreAdj, scheduler, ioPriority, the session keyring,
 // linux.personality, linux.memoryPolicy), the pty, then the payload (payload.cc).
 #include "container/process/tenant.h"
 
@@ -8,10 +10,12 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "container/process/init.h"
 #include "container/process/payload.h"
+#include "container/process/spawn.h"
 #include "container/process/sync.h"
 #include "linux/namespaces.h"
 #include "linux/sys.h"
@@ -22,8 +26,10 @@ namespace berth::container::process {
 namespace {
 
 // One setns(pidfd, all flags) where the kernel allows it (5.8+): the kernel joins the user
-// namespace first and checks every other against it, atomically. Older kernels refuse a
-// pidfd (EINVAL): join /proc/<pid>/ns/* one by one, user first and mount last.
+// namespace first and checks every other against it, atomically. The pid namespace is one
+// of them: setns applies it to our children only, and we never become visible in it.
+// Older kernels refuse a pidfd (EINVAL): join /proc/<pid>/ns/* one by one, user first and
+// mount last (every fd is opened before the first join).
 Status join_namespaces(const TenantConfig& t) {
   int flags = 0;
   for (const auto& type : t.join_types) flags |= linux::ns_flag(type);
@@ -56,14 +62,17 @@ Status resolve_user(TenantConfig& t) {
   return ok();
 }
 
-Status enter(TenantConfig& t) {
+// The process, born in the container's pid namespace with the container's root and cwd.
+// Its first parent (the intermediate) exits right away: a parent death signal armed now
+// would fire then. The parent sends kGo once it adopted us (it is a child subreaper);
+// only then is the signal armed, and a parent that died in between shows as a closed
+// socket.
+Status settle(TenantConfig& t) {
   InitConfig& cfg = t.payload;
-  reset_signals();
-  // Born non-dumpable (the parent is): nothing in the container may ptrace us or open our
-  // /proc files while berth's memory is mapped here (CVE-2019-5736).
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
-  BERTH_TRY(join_namespaces(t).context("join namespaces of the container"));
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  char b;
+  if (::recv(cfg.sync_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0) return Error::generic("sync: the runtime is gone");
   if (::setsid() < 0) return Error::sys(errno, "setsid");
   BERTH_TRY(resolve_user(t));
   BERTH_TRY(apply_process_attributes(cfg));
@@ -76,15 +85,44 @@ Status enter(TenantConfig& t) {
   return ok();
 }
 
-}  // namespace
-
-int tenant_main(TenantConfig& t) {
-  auto st = enter(t);
+int process_main(TenantConfig& t) {
+  auto st = settle(t);
   if (!st) {
     (void)send_error(t.payload.sync_fd, std::move(st).error().context("unable to start container process"));
     return 1;
   }
   return run_payload(t.payload);
+}
+
+// The intermediate: outside the container's pid namespace, so nothing in the container
+// can see it while it still holds the host's root, cwd and mount namespace.
+Result<OwnedPid> enter(TenantConfig& t) {
+  InitConfig& cfg = t.payload;
+  reset_signals();
+  // Born non-dumpable (the parent is), and so is the process we fork: nothing in the
+  // container may ptrace it or open its /proc files while berth's memory is mapped there
+  // (CVE-2019-5736).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
+  BERTH_TRY(join_namespaces(t).context("join namespaces of the container"));
+  // The init's pidfd is of no use to the process: it leaves with us.
+  ::close(t.init_pidfd);
+  t.init_pidfd = -1;
+  return fork_child([&] { return process_main(t); }).context("fork the process into the container");
+}
+
+}  // namespace
+
+int tenant_main(TenantConfig& t) {
+  auto child = enter(t);
+  if (!child) {
+    (void)send_error(t.payload.sync_fd, std::move(child).error().context("unable to start container process"));
+    return 1;
+  }
+  // Our pid namespace is the parent's: the pid is the one it sees.
+  if (!send(t.payload.sync_fd, Msg::kPid, child->pid(), "", child->pidfd())) return 1;
+  child->release();  // the parent adopts it when we exit
+  return 0;
 }
 
 }  // namespace berth::container::process

@@ -1,7 +1,10 @@
-// An exec tenant: the clone3 of `berth exec` that becomes a new process of a running
-// container. It starts in the container's pid namespace (the parent joined it for its
-// children) and cgroup (CLONE_INTO_CGROUP, or the parent wrote its pid), then joins every
-// other namespace of the container's init, and runs the init's own payload code.
+// An exec tenant: the clone3 of `berth exec` that puts a new process into a running
+// container. It starts in berth's pid namespace and the container's cgroup
+// (CLONE_INTO_CGROUP, or the parent wrote its pid), joins every namespace of the
+// container's init, the pid namespace for its children, and forks the process: born in
+// the pid namespace with the container's root and cwd, adopted by the parent (a child
+// subreaper), it runs the init's own payload code. Nothing in the container ever sees a
+// process of berth with a host view (docs/security.md).
 #pragma once
 
 #include <sys/types.h>
@@ -17,14 +20,15 @@ struct TenantConfig {
   InitConfig payload;   // process, capabilities, seccomp, sync_fd; exec_tenant = true
   pid_t init_pid = 0;
   int init_pidfd = -1;  // pins the init whose namespaces are joined
-  // linux.namespaces types to join ("user", "mount", ...): those whose namespace differs
-  // from berth's own, pid excluded (the parent joined it).
+  // linux.namespaces types to join ("user", "mount", "pid", ...): those whose namespace
+  // differs from berth's own.
   std::vector<std::string> join_types;
   // `exec --user NAME[:GID]`: resolved in the container's /etc/passwd once inside.
   std::string user_name;
 };
 
-// The child's entry point; returns the exit status for _exit (only on failure).
+// The child's entry point: forks the process, reports it (kPid) and returns 0, or an exit
+// status after reporting the error.
 int tenant_main(TenantConfig& t);
 
 }  // namespace berth::container::process

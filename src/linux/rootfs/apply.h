@@ -30,6 +30,9 @@ class Applier {
   Status after_pivot();
 
   int root_fd() const { return root_.get(); }
+  // procfs instances for the pid namespace at pidns_fd (fsconfig "pidns", Linux 6.18+)
+  // instead of the caller's: a joined pid namespace's /proc mounted from outside it.
+  void set_proc_pidns(int pidns_fd) { proc_pidns_ = pidns_fd; }
 
  private:
   // mounts.cc
@@ -38,6 +41,7 @@ class Applier {
   Status remount_bind(const MountStep& m);
   Status check_destination(const MountStep& m, int dest_fd);
   Status finish_mount(const MountStep& m, int mnt_fd);
+  Status mount_proc_for_pidns(const MountStep& m, unsigned long flags, int dest_fd);
   Result<UniqueFd> reopen_mount(const MountStep& m, bool no_symlinks);
   Status tmpfs_fixups(const MountStep& m, int covered_fd, bool created, int mnt_fd);
   // cgroup_mount.cc
@@ -67,6 +71,7 @@ class Applier {
   Sys& sys_;
   const RootfsPlan& plan_;
   UniqueFd root_;      // the rootfs; "/" after the pivot (the same mount)
+  int proc_pidns_ = -1;
   UniqueFd dev_null_;  // the container's /dev/null, verified 1:3, for masking (CVE-2025-31133)
   std::vector<UniqueFd> programs_;     // exec_after_pivot binaries, opened on the host
   std::vector<UniqueFd> deferred_ro_;  // mounts made read-only last (MountStep::defer_ro)

@@ -52,6 +52,14 @@ Status Applier::mask(const std::string& path) {
   auto fd = resolve_in_root(sys_, root_.get(), path);
   if (!fd) return fd.error().err() == ENOENT ? ok() : Status(std::move(fd).error());
   BERTH_ASSIGN(struct stat st, sys_.fstat(fd->get()));
+  if (S_ISDIR(st.st_mode) && proc_pidns_ >= 0) {
+    // Outside the container's pid namespace its /proc has no thread-self for us to mount
+    // through: a detached tmpfs moved onto the fd.
+    BERTH_ASSIGN(UniqueFd tmp, sys_.fsopen("tmpfs", 0));
+    BERTH_TRY(sys_.fsconfig(tmp.get(), FSCONFIG_CMD_CREATE, "", ""));
+    BERTH_ASSIGN(UniqueFd mnt, sys_.fsmount(tmp.get(), 0, MOUNT_ATTR_RDONLY));
+    return sys_.move_mount(mnt.get(), "", fd->get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  }
   if (S_ISDIR(st.st_mode)) return sys_.mount("tmpfs", fd_path(fd->get()), "tmpfs", MS_RDONLY, "");
   return attach_clone(dev_null_.get(), "", fd->get(), 0, false);
 }

@@ -93,7 +93,10 @@ Status Applier::mount_filesystem(const MountStep& m) {
     old_mode = st.st_mode & 07777;
   }
   unsigned long flags = m.opts.flags & ~(MS_BIND | MS_REC);
-  BERTH_TRY(sys_.mount(m.source, fd_path(dest.get()), m.type, flags, m.opts.data_string()));
+  if (m.type == "proc" && proc_pidns_ >= 0)
+    BERTH_TRY(mount_proc_for_pidns(m, flags, dest.get()));
+  else
+    BERTH_TRY(sys_.mount(m.source, fd_path(dest.get()), m.type, flags, m.opts.data_string()));
   bool chmod_needed = tmpfs && !created && old_mode != tmpfs_root_mode(m.opts);
   bool need_fd = special || m.defer_ro || covered || chmod_needed || !m.opts.propagation.empty() || m.opts.has_recursive;
   if (!need_fd) return ok();
@@ -148,6 +151,22 @@ Status Applier::mount_bind(const MountStep& m) {
   for (unsigned long p : m.opts.propagation)
     BERTH_TRY(sys_.mount("", fd_path(tree), "", p, "").context("set propagation"));
   return ok();
+}
+
+// procfs shows the pid namespace its creator is active in, unless told otherwise: a
+// process outside a joined pid namespace mounts that namespace's /proc with "pidns", so
+// that no process enters the namespace before the rootfs is set up (docs/security.md).
+Status Applier::mount_proc_for_pidns(const MountStep& m, unsigned long flags, int dest_fd) {
+  BERTH_ASSIGN(UniqueFd fs, sys_.fsopen("proc", 0));
+  BERTH_TRY(sys_.fsconfig(fs.get(), FSCONFIG_SET_FD, "pidns", std::to_string(proc_pidns_)));
+  for (const auto& d : m.opts.data) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos) BERTH_TRY(sys_.fsconfig(fs.get(), FSCONFIG_SET_FLAG, d, ""));
+    else BERTH_TRY(sys_.fsconfig(fs.get(), FSCONFIG_SET_STRING, d.substr(0, eq), d.substr(eq + 1)));
+  }
+  BERTH_TRY(sys_.fsconfig(fs.get(), FSCONFIG_CMD_CREATE, "", ""));
+  BERTH_ASSIGN(UniqueFd mnt, sys_.fsmount(fs.get(), 0, static_cast<unsigned>(attrs_of(flags))));
+  return sys_.move_mount(mnt.get(), "", dest_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 }
 
 // "bind,remount,...": new flags for the mount already at the destination.

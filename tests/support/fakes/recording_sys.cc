@@ -253,7 +253,8 @@ Result<UniqueFd> RecordingSys::fsopen(const std::string& fstype, unsigned flags)
 Status RecordingSys::fsconfig(int fd, unsigned cmd, const std::string& key, const std::string& value) {
   int err = begin("fsconfig");
   std::string c = cmd == FSCONFIG_CMD_CREATE ? "FSCONFIG_CMD_CREATE" : cmd == FSCONFIG_SET_FLAG ? "FSCONFIG_SET_FLAG"
-                  : cmd == FSCONFIG_SET_STRING ? "FSCONFIG_SET_STRING" : std::to_string(cmd);
+                  : cmd == FSCONFIG_SET_STRING ? "FSCONFIG_SET_STRING" : cmd == FSCONFIG_SET_FD ? "FSCONFIG_SET_FD"
+                                                                        : std::to_string(cmd);
   return finish("fsconfig(" + show_fd(fd) + ", " + c + ", " + q(key) + ", " + q(value) + ")", err);
 }
 

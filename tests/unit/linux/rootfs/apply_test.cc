@@ -170,6 +170,28 @@ TEST(RootfsApply, MaskUsesTheContainersVerifiedDevNull) {
       << r.log;
 }
 
+// A joined pid namespace's /proc, made from outside it: procfs for that namespace (the
+// mount flags as attributes of the detached mount), and masked directories covered by a
+// detached tmpfs, since no /proc/thread-self path exists for us there.
+TEST(RootfsApply, ProcForAJoinedPidNamespaceIsMadeForThatNamespace) {
+  Image sys;
+  sys.add_dir(std::string(kRootfs) + "/etc/secrets");
+  int pidns = sys.fake_fd("/proc/77/ns/pid");
+  spec::Spec s = with_mounts({mnt("/proc", "proc", "proc", {"nosuid", "noexec", "nodev", "hidepid=2"})});
+  s.linux->masked_paths = {"/etc/secrets"};
+  auto plan = plan_rootfs(s, base_context());
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  std::string log = apply_all(sys, *plan, pidns);
+  ASSERT_EQ(log.find("error: "), std::string::npos) << log;
+  std::string n = std::to_string(pidns);
+  EXPECT_TRUE(has(log, "fsopen(\"proc\", 0) = ")) << log;
+  EXPECT_TRUE(has(log, ", FSCONFIG_SET_FD, \"pidns\", \"" + n + "\")\n")) << log;
+  EXPECT_TRUE(has(log, ", FSCONFIG_SET_STRING, \"hidepid\", \"2\")\n")) << log;
+  EXPECT_FALSE(has(log, "mount(\"proc\"")) << "no mount(2) of proc: " << log;
+  EXPECT_TRUE(has(log, "fsopen(\"tmpfs\", 0) = ")) << log;
+  EXPECT_FALSE(has(log, "mount(\"tmpfs\"")) << "the mask uses no /proc/thread-self path: " << log;
+}
+
 TEST(RootfsApply, ContainersDevNullThatIsNotNullIsRefused) {
   Image sys;
   spec::Spec s = minimal_spec();

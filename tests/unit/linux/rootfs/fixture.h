@@ -66,12 +66,14 @@ inline PlanContext base_context() {
 // Every phase, in the order the container init runs them (after the runtime prepared the
 // idmapped trees); the console gets a fake pty peer. The log, ended by "error: ..." when a
 // phase failed.
-inline std::string apply_all(test::RecordingSys& sys, RootfsPlan& plan) {
+// proc_pidns >= 0: the Applier mounts /proc for that pid namespace (set_proc_pidns).
+inline std::string apply_all(test::RecordingSys& sys, RootfsPlan& plan, int proc_pidns = -1) {
   sys.add_node("/dev/pts/0", 'c', 136, 0, 0620);
   int pty = sys.fake_fd("/dev/pts/0");
   Status st = prepare_idmapped_mounts(sys, plan);
   if (st) {
     Applier a(sys, plan);
+    if (proc_pidns >= 0) a.set_proc_pidns(proc_pidns);
     const std::function<Status()> phases[] = {
         [&] { return a.prepare(); },     [&] { return a.mounts(); }, [&] { return a.devices(); },
         [&] { return a.create_cwd(); }, [&] { return a.pivot(); },  [&] { return a.after_pivot(); },
