@@ -135,8 +135,8 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool second_stage) {
         BERTH_TRY(record_pid(c, static_cast<pid_t>(m.value)));
         c.init_pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, c.init_pid, 0)));
         pid_pending = false;
-        if (ready) return ok();
         BERTH_TRY(container::process::send(sock, Msg::kGo));
+        if (ready) return ok();
         break;
       case Msg::kHooks:
         // The network namespace exists by now (created or joined); hooks see the devices.
