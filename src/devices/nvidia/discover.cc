@@ -211,7 +211,11 @@ std::vector<DriNode> dri_nodes(const HostView& host, const std::string& bus_id) 
     auto mm = str::split(str::trim(read_or_empty(dir + "/" + name + "/dev")), ':');
     if (mm.size() != 2) continue;
     auto ma = u32(mm[0]), mi = u32(mm[1]);
-    if (ma && mi) out.push_back({name, *ma, *mi});
+    if (!ma || !mi) continue;
+    DriNode n{name, *ma, *mi};
+    struct stat st;
+    if (::stat(host.dev("/dri/" + name).c_str(), &st) == 0) n.mode = st.st_mode & 07777, n.uid = st.st_uid, n.gid = st.st_gid;
+    out.push_back(std::move(n));
   }
   return out;
 }

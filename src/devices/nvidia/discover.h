@@ -58,6 +58,10 @@ struct DeviceParams {
 struct DriNode {
   std::string name;  // card1, renderD128
   uint32_t major = 0, minor = 0;
+  // The host node's (<dev>/dri/<name>) permissions and owner, mirrored in the container:
+  // udev makes card* 0660 root:video, not world-accessible. 0660 root:root when the host
+  // has no such node.
+  uint32_t mode = 0660, uid = 0, gid = 0;
 };
 
 struct HostDevices {
@@ -87,7 +91,7 @@ std::optional<uint64_t> pci_key(std::string_view bus_id);
 // nullopt when no NVIDIA driver is loaded (<proc>/driver/nvidia/version missing).
 Result<std::optional<std::string>> read_driver_version(const HostView& host);
 Result<HostDevices> discover_devices(const HostView& host, const std::string& version);
-// DRI nodes of one GPU from <sys>/bus/pci/devices/<bus>/drm/*/dev.
+// DRI nodes of one GPU from <sys>/bus/pci/devices/<bus>/drm/*/dev, mode and owner from <dev>/dri.
 std::vector<DriNode> dri_nodes(const HostView& host, const std::string& bus_id);
 
 }  // namespace berth::devices::nvidia

@@ -188,6 +188,47 @@ TEST(NvidiaDiscover, CacheIsWrittenReusedAndInvalidated) {
   EXPECT_FALSE(parse_driver_files(*text, "other-key", "stamp"));
 }
 
+// Issue 19 #1: one probe that timed out (or failed) must not refuse every CUDA image until
+// someone deletes a hidden file: only answers are cached, and they go with the libcuda.
+TEST(NvidiaDiscover, FailedCudaProbeIsRetriedAndAnswersFollowLibcuda) {
+  const std::string& f = test::gpu_fixture();
+  NvidiaConfig cfg = test::fixture_config(f);
+  auto root = RootDir::open(cfg.driver_root);
+  ASSERT_TRUE(root);
+  std::string state = test::temp_dir("berth-state");
+  ::setenv("FIXTURE_CUDA_FAIL", "1", 1);  // the fake libcuda fails as a wedged driver does
+  auto failed = cached_driver_files(*root, cfg, "550.54.15", state);
+  ::unsetenv("FIXTURE_CUDA_FAIL");
+  ASSERT_TRUE(failed) << failed.error().message();
+  EXPECT_EQ(failed->cuda_version, "");
+  EXPECT_NE(failed->cuda_error.find("cuDriverGetVersion returned 3"), std::string::npos) << failed->cuda_error;
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(state)) names.push_back(e.path().filename());
+  ASSERT_EQ(names.size(), 1u) << "the file list is cached";
+  auto text = file::read(state + "/" + names[0]);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->find("cuDriverGetVersion"), std::string::npos) << "no error is cached: " << *text;
+  auto again = cached_driver_files(*root, cfg, "550.54.15", state);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->cuda_version, "12.4") << "the driver answers again: " << again->cuda_error;
+  // The answer is now cached: poisoned, it is served while libcuda is the same file ...
+  text = file::read(state + "/" + names[0]);
+  ASSERT_TRUE(text);
+  std::string poisoned = *text;
+  ASSERT_NE(poisoned.find("\"12.4\""), std::string::npos) << poisoned;
+  poisoned.replace(poisoned.find("\"12.4\""), 6, "\"99.9\"");
+  std::ofstream(state + "/" + names[0]) << poisoned;
+  auto cached = cached_driver_files(*root, cfg, "550.54.15", state);
+  ASSERT_TRUE(cached);
+  EXPECT_EQ(cached->cuda_version, "99.9");
+  // ... and asked again once libcuda changes (a driver update in place: new mtime).
+  std::string lib = f + "/driver/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15";
+  ASSERT_EQ(::utimensat(AT_FDCWD, lib.c_str(), nullptr, 0), 0);
+  auto reprobed = cached_driver_files(*root, cfg, "550.54.15", state);
+  ASSERT_TRUE(reprobed);
+  EXPECT_EQ(reprobed->cuda_version, "12.4") << "a new libcuda is asked again";
+}
+
 }  // namespace
 }  // namespace berth::devices::nvidia
 
