@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <optional>
+#include <set>
 
 #include "devices/nvidia/cache.h"
 #include "devices/nvidia/compat.h"
@@ -117,6 +118,19 @@ Status check_libcuda(const Request& req, const DriverFiles& files, const RootDir
   return ok();
 }
 
+// The driver's MIG minor table lists every possible GPU, GI and CI: read only for a MIG
+// request, and only its GPUs' entries kept.
+void load_mig_minors(const HostView& host, const Selection& sel, const PlanInput& in, HostDevices& dev) {
+  std::set<uint32_t> minors;
+  for (const auto& s : sel.gpus)
+    if (!s.migs.empty()) minors.insert(s.gpu.minor);
+  for (unsigned idx : in.mig_config_gpus)
+    for (const auto& g : dev.gpus)
+      if (g.index == idx) minors.insert(g.minor);
+  if (minors.empty() && in.mig_monitor_gpus.empty()) return;
+  dev.mig = read_mig_minors(host, minors);
+}
+
 std::string describe_selection(const Selection& sel) {
   std::vector<std::string> out;
   for (const auto& s : sel.gpus) {
@@ -190,6 +204,7 @@ Result<Edits> nvidia_edits(const spec::Spec& spec, const Request& req, const Nvi
   BERTH_ASSIGN(in.mig_config_gpus, mig_gpus(req.mig_config, "NVIDIA_MIG_CONFIG_DEVICES", dev, sel));
   BERTH_ASSIGN(in.mig_monitor_gpus, mig_gpus(req.mig_monitor, "NVIDIA_MIG_MONITOR_DEVICES", dev, sel));
   BERTH_ASSIGN(in.imex, imex_channels(req, dev));
+  load_mig_minors(host, sel, in, dev);
   BERTH_ASSIGN(ContainerFacts ct, inspect_container(ctx.rootfs));
   if (ct.compat && (req.caps & kCompute)) {
     CompatDecision d = decide_compat(*version, files.cuda_version, ct.compat->version, ct.compat->note);

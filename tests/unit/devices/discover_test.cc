@@ -80,7 +80,18 @@ TEST(NvidiaDiscover, FixtureHost) {
   EXPECT_EQ(d->majors.uvm, 510u);
   EXPECT_EQ(d->majors.caps, 235u);
   EXPECT_EQ(d->majors.imex, 234u);
-  EXPECT_EQ(d->mig.config, 1u);
+  EXPECT_TRUE(d->mig.by_path.empty() && !d->mig.config) << "the MIG minor table is read only for MIG requests";
+  // The driver's table lists every possible GPU/GI/CI (thousands of lines); only the
+  // asked GPUs' entries are kept.
+  MigMinors none = read_mig_minors(host, {});
+  EXPECT_EQ(none.config, 1u);
+  EXPECT_EQ(none.monitor, 2u);
+  EXPECT_TRUE(none.by_path.empty());
+  MigMinors one = read_mig_minors(host, {1});
+  EXPECT_EQ(one.by_path.size(), 12u) << "gpu1: 4 GIs with 2 CIs each";
+  EXPECT_EQ(one.by_path.count("gpu1/gi0/access"), 1u);
+  EXPECT_EQ(one.by_path.count("gpu11/gi0/access"), 0u) << "gpu11 is not gpu1";
+  EXPECT_EQ(parse_mig_minors("config 1\ngpu31/gi14/ci7/access 4000\n").by_path.at("gpu31/gi14/ci7/access"), 4000u);
   EXPECT_EQ(d->imex_channels, (std::vector<uint32_t>{0, 1}));
   EXPECT_EQ(d->params.mode, 0666u);
   auto dri = dri_nodes(host, "0000:07:00.0");
