@@ -11,6 +11,7 @@
 
 #include "berth/container.h"
 #include "container/cgroup_setup.h"
+#include "container/device_modules.h"
 #include "container/hooks.h"
 #include "container/init_builder.h"
 #include "container/process/init.h"
@@ -19,7 +20,6 @@
 #include "container/record.h"
 #include "container/state_store.h"
 #include "container/status.h"
-#include "devices/rdma/request.h"
 #include "linux/console.h"
 #include "linux/netdev.h"
 #include "linux/paths.h"
@@ -103,7 +103,7 @@ Status record_pid(Creation& c, pid_t pid) {
 Result<linux::NetnsMoves> network_moves(const spec::Spec& spec) {
   linux::NetnsMoves m;
   if (spec.linux) m.net_devices = spec.linux->net_devices;
-  BERTH_ASSIGN(auto rdma, devices::rdma::netns_moves(spec, {}));
+  BERTH_ASSIGN(auto rdma, container::rdma_netns_moves(spec));
   for (auto& r : rdma) m.rdma.push_back({r.device, r.netdevs});
   return m;
 }

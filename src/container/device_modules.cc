@@ -1,7 +1,12 @@
 // The device modules consulted by create (see device_modules.h): NVIDIA (NVIDIA_* env,
-// org.berth.gpus, toolkit volume mounts) and CDI (cdi.k8s.io/* annotations), with the
-// berth config file (nvidia.enabled, nvidia.loadKernelModules, cdi.enabled, cdi.specDirs).
+// org.berth.gpus, toolkit volume mounts), RDMA (org.berth.rdma.devices) and CDI
+// (cdi.k8s.io/* annotations), with the berth config file (nvidia.enabled,
+// nvidia.loadKernelModules, cdi.enabled, cdi.specDirs, rdma.sysRoot/devRoot); the host-node
+// check of user namespaces.
 #include "container/device_modules.h"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <algorithm>
 
@@ -52,6 +57,30 @@ Result<nv::Request> native_cdi_request(const spec::Spec& spec, const devices::Co
   return r;
 }
 
+// GPU requests from the spec (env, volume mounts, org.berth.gpus) and from CDI names, merged
+// into one: CDI devices of other kinds (RDMA, FPGA) take nothing away from the spec's GPUs.
+// When CDI names GPUs too, the image's implicit NVIDIA_VISIBLE_DEVICES=all (every CUDA
+// image carries it) yields to the CDI choice; any other list must select the same GPUs
+// (checked against the host by the module), and beside GPUs from CDI spec files, whose
+// devices berth cannot compare, it is an error naming both.
+Result<nv::Request> merge_gpu_requests(nv::Request own, nv::Request cdi_req, const std::vector<devices::cdi::QualifiedName>& cdi_names) {
+  std::vector<std::string> spec_gpus;
+  for (const auto& n : cdi_names)
+    if (n.kind == "nvidia.com/gpu") spec_gpus.push_back(n.text());
+  if (!own.wanted || (!cdi_req.wanted && spec_gpus.empty())) return own.wanted ? own : cdi_req;
+  bool image_all = own.origin == nv::Origin::kEnv && own.devices == std::vector<std::string>{"all"};
+  if (image_all || own.driver_only) {
+    log::debug("nvidia: " + own.source + " yields to the GPUs named by CDI devices");
+    if (cdi_req.wanted) return cdi_req;
+    own.wanted = false;
+    return own;
+  }
+  if (!spec_gpus.empty())
+    return Error::invalid_spec(own.source + " and CDI devices " + str::join(spec_gpus, ",") + " both request GPUs: use one");
+  cdi_req.also = nv::Request::Also{own.source, own.devices};
+  return cdi_req;
+}
+
 Status load_modules_if_needed(const devices::NvidiaConfig& cfg, const nv::Request& req) {
   if (!req.wanted || !cfg.load_kernel_modules || nv::driver_loaded(cfg)) return ok();
   std::vector<std::string> mods = {"nvidia"};
@@ -60,13 +89,34 @@ Status load_modules_if_needed(const devices::NvidiaConfig& cfg, const nv::Reques
   return nv::load_kernel_modules(cfg.modprobe, mods).context("nvidia.loadKernelModules");
 }
 
-}  // namespace
+devices::rdma::HostView rdma_host(const devices::Config& cfg) { return {cfg.rdma.sys_root, cfg.rdma.dev_root}; }
 
-Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const DeviceContext& ctx) {
-  BERTH_ASSIGN(devices::Edits out, devices::rdma::edits(spec, {}));  // org.berth.rdma.devices
+// In a user namespace every node is bound from its host path: a missing one is named here,
+// before anything is set up. berth never makes a node on the host (no mknod there, as the
+// toolkit's nvidia-modprobe does); the driver or udev must have made it.
+Status check_host_nodes(const devices::Edits& e) {
+  for (const auto& n : e.nodes) {
+    std::string host = n.host_path.empty() ? n.container_path : n.host_path;
+    struct stat st;
+    if (::stat(host.c_str(), &st) != 0)
+      return Error::sys(errno, "device " + n.container_path + ": host node " + host +
+                                   " (bound in a user namespace; berth creates no device nodes on the host)");
+    bool type_ok = n.type == 'b' ? S_ISBLK(st.st_mode) : S_ISCHR(st.st_mode);
+    if (!type_ok || ::major(st.st_rdev) != n.major || ::minor(st.st_rdev) != n.minor)
+      return Error::invalid_spec("device " + n.container_path + ": host node " + host + " is not the device " +
+                                 std::string(1, n.type == 'b' ? 'b' : 'c') + " " + std::to_string(n.major) + ":" +
+                                 std::to_string(n.minor));
+  }
+  return ok();
+}
+
+bool maybe_rdma(const spec::Spec& spec) { return spec.annotations.count(devices::rdma::kAnnotation) != 0; }
+
+Result<devices::Edits> collect_unchecked(const spec::Spec& spec, const DeviceContext& ctx) {
   BERTH_ASSIGN(auto cdi_names, devices::cdi::requested_devices(spec.annotations));
-  if (cdi_names.empty() && !maybe_gpu(spec)) return out;
+  if (cdi_names.empty() && !maybe_gpu(spec) && !maybe_rdma(spec)) return devices::Edits{};
   BERTH_ASSIGN(devices::Config cfg, devices::load_config());
+  BERTH_ASSIGN(devices::Edits out, devices::rdma::edits(spec, rdma_host(cfg)));  // org.berth.rdma.devices
   if (!cdi_names.empty() && !cfg.cdi.enabled) {
     // Turned off where the engine already applied CDI and still passes the annotations on.
     log::debug("CDI is disabled in the berth config: ignoring " + cdi_names[0].text() + " and the other CDI annotations");
@@ -74,16 +124,9 @@ Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const Device
   }
   devices::cdi::Registry reg;
   if (!cdi_names.empty()) reg = devices::cdi::load_registry(cfg.cdi.spec_dirs);
-  BERTH_ASSIGN(nv::Request req, native_cdi_request(spec, cfg, cdi_names, reg));
-  if (!req.wanted) {
-    BERTH_ASSIGN(req, nv::parse_request(spec, {cfg.nvidia.default_capabilities, cfg.nvidia.accept_volume_mounts}));
-    bool cdi_gpu = std::any_of(cdi_names.begin(), cdi_names.end(), [](const auto& n) { return n.kind == "nvidia.com/gpu"; });
-    if (req.wanted && cdi_gpu && req.origin != nv::Origin::kEnv)
-      return Error::invalid_spec(req.source + " and CDI nvidia.com/gpu devices both request GPUs: use one");
-    // With CDI devices the CDI specs decide; a CUDA image's NVIDIA_VISIBLE_DEVICES=all
-    // must not add every GPU beside them.
-    if (req.origin == nv::Origin::kEnv && !cdi_names.empty()) req.wanted = false;
-  }
+  BERTH_ASSIGN(nv::Request cdi_req, native_cdi_request(spec, cfg, cdi_names, reg));
+  BERTH_ASSIGN(nv::Request own, nv::parse_request(spec, {cfg.nvidia.default_capabilities, cfg.nvidia.accept_volume_mounts}));
+  BERTH_ASSIGN(nv::Request req, merge_gpu_requests(std::move(own), std::move(cdi_req), cdi_names));
   if (req.wanted && !cfg.nvidia.enabled) {
     if (req.explicit_request()) return Error::unsupported("GPUs requested (" + req.source + ") but the NVIDIA module is disabled in " + cfg.source);
     req.wanted = false;
@@ -99,6 +142,20 @@ Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const Device
     devices::append(out, cdi);
   }
   return out;
+}
+
+}  // namespace
+
+Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const DeviceContext& ctx) {
+  BERTH_ASSIGN(devices::Edits out, collect_unchecked(spec, ctx));
+  if (ctx.user_ns) BERTH_TRY(check_host_nodes(out));
+  return out;
+}
+
+Result<std::vector<devices::rdma::NetnsMove>> rdma_netns_moves(const spec::Spec& spec) {
+  if (!maybe_rdma(spec)) return std::vector<devices::rdma::NetnsMove>{};
+  BERTH_ASSIGN(devices::Config cfg, devices::load_config());
+  return devices::rdma::netns_moves(spec, rdma_host(cfg));
 }
 
 }  // namespace berth::container

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "berth/result.h"
 #include "berth/spec.h"
 #include "devices/edits.h"
+#include "devices/rdma/request.h"
 
 namespace berth::container {
 
@@ -18,6 +20,11 @@ struct DeviceContext {
   bool user_ns = false;    // nodes are bound, never created
 };
 
+// With ctx.user_ns every node's host path must be that device already (named otherwise).
 Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const DeviceContext& ctx);
+
+// The RDMA devices to move into the container's network namespace (exclusive rdma netns
+// mode), read from the host trees of the berth config (rdma.sysRoot).
+Result<std::vector<devices::rdma::NetnsMove>> rdma_netns_moves(const spec::Spec& spec);
 
 }  // namespace berth::container

@@ -1,7 +1,7 @@
 // The berth config file (see config.h): "nvidia" {enabled, driverRoot, procRoot, sysRoot,
 // devRoot, ldcache, ldconfig, binDirs, defaultCapabilities, envRequestWithoutDriver,
 // acceptVolumeMounts, loadKernelModules, modprobe, discoveryCache, mpsPipeDirectory} and
-// "cdi" {enabled, specDirs}.
+// "cdi" {enabled, specDirs} and "rdma" {sysRoot, devRoot}.
 #include "devices/config.h"
 
 #include <cerrno>
@@ -38,16 +38,24 @@ void visit(V& v, CdiConfig& c) {
 }
 
 template <class V>
+void visit(V& v, RdmaConfig& c) {
+  v("sysRoot", c.sys_root);
+  v("devRoot", c.dev_root);
+}
+
+template <class V>
 void visit(V& v, Config& c) {
   v("nvidia", c.nvidia);
   v("cdi", c.cdi);
+  v("rdma", c.rdma);
 }
 
 namespace {
 
-Status check_absolute(const std::string& source, const char* key, const std::string& path) {
+Status check_absolute(const std::string& source, const std::string& key, const std::string& path) {
   if (!path.empty() && path[0] == '/') return ok();
-  return Error::invalid_argument(source + ": nvidia." + key + ": must be an absolute path, got \"" + path + "\"");
+  std::string full = key.find('.') == std::string::npos ? "nvidia." + key : key;
+  return Error::invalid_argument(source + ": " + full + ": must be an absolute path, got \"" + path + "\"");
 }
 
 }  // namespace
@@ -63,6 +71,8 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
   BERTH_TRY(check_absolute(src, "devRoot", n.dev_root));
   BERTH_TRY(check_absolute(src, "ldcache", n.ldcache));
   if (!n.ldconfig.empty()) BERTH_TRY(check_absolute(src, "ldconfig", n.ldconfig));
+  BERTH_TRY(check_absolute(src, "rdma.sysRoot", c.rdma.sys_root));
+  BERTH_TRY(check_absolute(src, "rdma.devRoot", c.rdma.dev_root));
   const std::string& w = n.env_request_without_driver;
   if (w != "warn" && w != "error" && w != "ignore")
     return Error::invalid_argument(src + ": nvidia.envRequestWithoutDriver: must be warn, error or ignore, got \"" + w + "\"");

@@ -42,9 +42,16 @@ struct CdiConfig {
   std::vector<std::string> spec_dirs = {"/etc/cdi", "/var/run/cdi"};
 };
 
+// The host trees the RDMA module reads (tests point them at a fake host).
+struct RdmaConfig {
+  std::string sys_root = "/sys";  // sysRoot: class/infiniband*, class/misc/rdma_cm
+  std::string dev_root = "/dev";  // devRoot: infiniband/* (bound in user namespaces)
+};
+
 struct Config {
   NvidiaConfig nvidia;
   CdiConfig cdi;
+  RdmaConfig rdma;
   std::string source;  // the file read, "" for built-in defaults
 };
 

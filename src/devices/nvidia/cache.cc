@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <optional>
+
 #include "util/file.h"
 #include "util/json_schema.h"
 #include "util/log.h"
@@ -21,8 +23,7 @@ void visit(V& v, DriverFile& f) {
 template <class V>
 void visit(V& v, DriverFiles& f) {
   v("version", f.version);
-  v("cudaVersion", f.cuda_version);
-  v("cudaError", f.cuda_error);
+  v("cudaVersion", f.cuda_version);  // an answer only: a failed probe is never cached
   v("libs", f.libs);
   v("libs32", f.libs32);
   v("bins", f.bins);
@@ -35,6 +36,7 @@ namespace {
 
 struct CacheFile {
   std::string key, stamp;
+  std::string cuda_stamp;  // identity of the libcuda that answered cudaVersion
   DriverFiles files;
 };
 
@@ -42,6 +44,7 @@ template <class V>
 void visit(V& v, CacheFile& c) {
   v("key", c.key);
   v("stamp", c.stamp);
+  v("cudaStamp", c.cuda_stamp);
   v("files", c.files);
 }
 
@@ -51,11 +54,25 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
-std::string stamp_of(const RootDir& driver, const std::string& ldcache) {
+// A file's identity: a reinstall (new inode, size or mtime) changes it.
+std::string stamp_of(const RootDir& driver, const std::string& path) {
   struct stat st;
-  if (!driver.stat(ldcache, &st)) return "";
-  return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-         std::to_string(st.st_mtim.tv_nsec);
+  if (!driver.stat(path, &st)) return "";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+std::string libcuda_stamp(const RootDir& driver, const DriverFiles& f) {
+  const DriverFile* cuda = find_libcuda(f);
+  return cuda ? stamp_of(driver, cuda->source) : "";
+}
+
+std::optional<CacheFile> read_cache(const std::string& path, const std::string& key, const std::string& stamp) {
+  auto text = file::read(path, 4u << 20);
+  if (!text) return std::nullopt;
+  auto c = json::parse_as<CacheFile>(*text, "nvidia discovery cache");
+  if (!c || c->key != key || c->stamp != stamp) return std::nullopt;
+  return std::move(*c);
 }
 
 bool all_present(const RootDir& driver, const DriverFiles& f) {
@@ -68,7 +85,7 @@ bool all_present(const RootDir& driver, const DriverFiles& f) {
 }  // namespace
 
 std::string serialize_driver_files(const DriverFiles& f, const std::string& key, const std::string& stamp) {
-  return json::serialize(CacheFile{key, stamp, f});
+  return json::serialize(CacheFile{key, stamp, "", f});
 }
 
 Result<DriverFiles> parse_driver_files(const std::string& text, const std::string& key, const std::string& stamp) {
@@ -85,16 +102,32 @@ Result<DriverFiles> cached_driver_files(const RootDir& driver, const NvidiaConfi
   char name[96];
   snprintf(name, sizeof name, ".nvidia-%s-%016llx.json", version.c_str(), static_cast<unsigned long long>(fnv1a(key)));
   std::string path = state_root + "/" + name;
-  if (auto text = file::read(path, 4u << 20)) {
-    auto f = parse_driver_files(*text, key, stamp);
-    if (f && all_present(driver, *f)) return f;
+  auto cached = read_cache(path, key, stamp);
+  if (cached && !all_present(driver, cached->files)) cached.reset();
+  CacheFile c;
+  if (cached) {
+    c = std::move(*cached);
+  } else {
+    BERTH_ASSIGN(c.files, find_driver_files(driver, cfg, version));
+    c.key = key, c.stamp = stamp;
   }
-  BERTH_ASSIGN(DriverFiles f, discover_driver_files(driver, cfg, version));
-  UniqueFd dir(::open(state_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  // A cache that cannot be written only costs time on the next create.
-  if (!dir || !file::write_atomic(dir.get(), name, serialize_driver_files(f, key, stamp), 0600))
-    log::debug("nvidia: could not write the discovery cache " + path);
-  return f;
+  // The CUDA version is an answer of this libcuda: reused while the file is the same one,
+  // asked again otherwise. A failed probe (a timeout of a busy driver) is not an answer
+  // and is asked again on the next create instead of refusing every CUDA image from then on.
+  std::string cuda_stamp = libcuda_stamp(driver, c.files);
+  bool write = !cached;
+  if (c.files.cuda_version.empty() || c.cuda_stamp != cuda_stamp) {
+    probe_cuda(driver, c.files);
+    c.cuda_stamp = c.files.cuda_version.empty() ? "" : cuda_stamp;
+    write = write || !c.files.cuda_version.empty();
+  }
+  if (write) {
+    UniqueFd dir(::open(state_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    // A cache that cannot be written only costs time on the next create.
+    if (!dir || !file::write_atomic(dir.get(), name, json::serialize(c), 0600))
+      log::debug("nvidia: could not write the discovery cache " + path);
+  }
+  return std::move(c.files);
 }
 
 }  // namespace berth::devices::nvidia

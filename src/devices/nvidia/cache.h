@@ -1,7 +1,9 @@
 // The driver-file discovery cached per driver version in the state root
 // (<root>/.nvidia-<version>-<hash>.json, a file, so `list` never sees it): the ld.so.cache
-// walk, the path resolution and the CUDA-version probe run once per driver install. The
-// entry is rebuilt when the driver root's ld.so.cache changes or a cached file vanished.
+// walk and the path resolution run once per driver install; the entry is rebuilt when the
+// driver root's ld.so.cache changes or a cached file vanished. The CUDA version is cached
+// only as an answer, with the identity (dev, inode, size, mtime) of the libcuda that gave
+// it: a failed probe is retried on the next create, a replaced libcuda is asked again.
 #pragma once
 
 #include <string>

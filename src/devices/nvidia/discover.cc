@@ -119,18 +119,33 @@ Majors parse_proc_devices(std::string_view text) {
   return m;
 }
 
-MigMinors parse_mig_minors(std::string_view text) {
+MigMinors parse_mig_minors(std::string_view text, const std::optional<std::set<uint32_t>>& gpu_minors) {
   MigMinors m;
-  for (const auto& line : str::split(text, '\n')) {
-    auto parts = str::split_nonempty(str::trim(line), ' ');
-    if (parts.size() != 2) continue;
-    auto minor = u32(parts[1]);
+  // Thousands of lines (every possible GPU, GI and CI) on every host: walked without
+  // copies, and only the wanted GPUs' entries are kept.
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = str::trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    size_t sp = line.find(' ');
+    if (sp == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, sp);
+    auto minor = u32(str::trim(line.substr(sp + 1)));
     if (!minor) continue;
-    if (parts[0] == "config") m.config = *minor;
-    else if (parts[0] == "monitor") m.monitor = *minor;
-    else m.by_path[parts[0]] = *minor;
+    if (key == "config") { m.config = *minor; continue; }
+    if (key == "monitor") { m.monitor = *minor; continue; }
+    if (gpu_minors) {
+      size_t slash = key.find('/');
+      auto gpu = key.substr(0, 3) == "gpu" && slash != std::string_view::npos ? u32(key.substr(3, slash - 3)) : std::nullopt;
+      if (!gpu || !gpu_minors->count(*gpu)) continue;
+    }
+    m.by_path.emplace(std::string(key), *minor);
   }
   return m;
+}
+
+MigMinors read_mig_minors(const HostView& host, const std::set<uint32_t>& gpu_minors) {
+  return parse_mig_minors(read_or_empty(host.proc("/driver/nvidia-caps/mig-minors")), gpu_minors);
 }
 
 DeviceParams parse_params(std::string_view text) {
@@ -188,7 +203,6 @@ Result<HostDevices> discover_devices(const HostView& host, const std::string& ve
   d.majors = parse_proc_devices(devices);
   if (!d.majors.nvidia)
     return Error::generic(host.proc("/devices") + ": no \"nvidia\" or \"nvidia-frontend\" character device");
-  d.mig = parse_mig_minors(read_or_empty(host.proc("/driver/nvidia-caps/mig-minors")));
   d.params_text = read_or_empty(host.proc("/driver/nvidia/params"));
   d.params = parse_params(d.params_text);
   d.version_text = read_or_empty(host.proc("/driver/nvidia/version"));
@@ -211,7 +225,11 @@ std::vector<DriNode> dri_nodes(const HostView& host, const std::string& bus_id) 
     auto mm = str::split(str::trim(read_or_empty(dir + "/" + name + "/dev")), ':');
     if (mm.size() != 2) continue;
     auto ma = u32(mm[0]), mi = u32(mm[1]);
-    if (ma && mi) out.push_back({name, *ma, *mi});
+    if (!ma || !mi) continue;
+    DriNode n{name, *ma, *mi};
+    struct stat st;
+    if (::stat(host.dev("/dri/" + name).c_str(), &st) == 0) n.mode = st.st_mode & 07777, n.uid = st.st_uid, n.gid = st.st_gid;
+    out.push_back(std::move(n));
   }
   return out;
 }

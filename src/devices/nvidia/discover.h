@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,13 +59,17 @@ struct DeviceParams {
 struct DriNode {
   std::string name;  // card1, renderD128
   uint32_t major = 0, minor = 0;
+  // The host node's (<dev>/dri/<name>) permissions and owner, mirrored in the container:
+  // udev makes card* 0660 root:video, not world-accessible. 0660 root:root when the host
+  // has no such node.
+  uint32_t mode = 0660, uid = 0, gid = 0;
 };
 
 struct HostDevices {
   std::string driver_version;
   std::vector<Gpu> gpus;  // PCI order
   Majors majors;
-  MigMinors mig;
+  MigMinors mig;  // filled by the module only for MIG requests (read_mig_minors)
   DeviceParams params;
   // Copies for the procfs mask (/proc/driver/nvidia/{params,version,registry}).
   std::string params_text, version_text, registry_text;
@@ -75,7 +80,8 @@ struct HostDevices {
 std::optional<std::string> parse_version_file(std::string_view text);
 Result<Gpu> parse_information(std::string_view text, const std::string& bus_id);
 Majors parse_proc_devices(std::string_view text);
-MigMinors parse_mig_minors(std::string_view text);
+// Only the entries of the given GPU minors (and config/monitor) when gpu_minors is set.
+MigMinors parse_mig_minors(std::string_view text, const std::optional<std::set<uint32_t>>& gpu_minors = std::nullopt);
 DeviceParams parse_params(std::string_view text);
 // DeviceFileMinor of a MIG access file ("DeviceFileMinor: 12").
 std::optional<uint32_t> parse_access_minor(std::string_view text);
@@ -86,8 +92,10 @@ std::optional<uint64_t> pci_key(std::string_view bus_id);
 
 // nullopt when no NVIDIA driver is loaded (<proc>/driver/nvidia/version missing).
 Result<std::optional<std::string>> read_driver_version(const HostView& host);
+// Everything but `mig`, which only MIG requests need: read_mig_minors then.
 Result<HostDevices> discover_devices(const HostView& host, const std::string& version);
-// DRI nodes of one GPU from <sys>/bus/pci/devices/<bus>/drm/*/dev.
+MigMinors read_mig_minors(const HostView& host, const std::set<uint32_t>& gpu_minors);
+// DRI nodes of one GPU from <sys>/bus/pci/devices/<bus>/drm/*/dev, mode and owner from <dev>/dri.
 std::vector<DriNode> dri_nodes(const HostView& host, const std::string& bus_id);
 
 }  // namespace berth::devices::nvidia

@@ -147,7 +147,7 @@ std::vector<std::pair<std::string, std::string>> extra_library_links(const std::
   return {};
 }
 
-Result<DriverFiles> discover_driver_files(const RootDir& driver, const NvidiaConfig& cfg, const std::string& version) {
+Result<DriverFiles> find_driver_files(const RootDir& driver, const NvidiaConfig& cfg, const std::string& version) {
   DriverFiles f;
   f.version = version;
   BERTH_TRY(find_libraries(driver, cfg, f));
@@ -155,14 +155,30 @@ Result<DriverFiles> discover_driver_files(const RootDir& driver, const NvidiaCon
   find_firmware(driver, f);
   find_configs(driver, f);
   find_ipc(driver, cfg, f);
+  return f;
+}
+
+const DriverFile* find_libcuda(const DriverFiles& f) {
   auto cuda = std::find_if(f.libs.begin(), f.libs.end(), [](const DriverFile& l) { return l.path == "libcuda.so.1"; });
-  if (cuda == f.libs.end()) {
-    f.cuda_error = "libcuda.so.1 (" + version + ") is not in the driver root's ld.so.cache";
-  } else {
-    auto v = probe_cuda_version(driver.host_path(cuda->source));
-    if (v) f.cuda_version = *v;
-    else f.cuda_error = v.error().message();
+  return cuda == f.libs.end() ? nullptr : &*cuda;
+}
+
+void probe_cuda(const RootDir& driver, DriverFiles& f) {
+  f.cuda_version.clear();
+  f.cuda_error.clear();
+  const DriverFile* cuda = find_libcuda(f);
+  if (!cuda) {
+    f.cuda_error = "libcuda.so.1 (" + f.version + ") is not in the driver root's ld.so.cache";
+    return;
   }
+  auto v = probe_cuda_version(driver.host_path(cuda->source));
+  if (v) f.cuda_version = *v;
+  else f.cuda_error = v.error().message();
+}
+
+Result<DriverFiles> discover_driver_files(const RootDir& driver, const NvidiaConfig& cfg, const std::string& version) {
+  BERTH_ASSIGN(DriverFiles f, find_driver_files(driver, cfg, version));
+  probe_cuda(driver, f);
   return f;
 }
 

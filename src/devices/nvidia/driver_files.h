@@ -34,6 +34,11 @@ uint32_t library_caps(const std::string& soname);
 // Symlinks the toolkit adds beside the sonames: {link name, target} for a soname.
 std::vector<std::pair<std::string, std::string>> extra_library_links(const std::string& soname);
 
+// The files alone (no probe), then find_libcuda/probe_cuda; discover_driver_files does both.
+Result<DriverFiles> find_driver_files(const RootDir& driver, const NvidiaConfig& cfg, const std::string& version);
+const DriverFile* find_libcuda(const DriverFiles& f);  // libcuda.so.1, nullptr when missing
+// Sets cuda_version from cuDriverGetVersion in a child, or cuda_error.
+void probe_cuda(const RootDir& driver, DriverFiles& f);
 Result<DriverFiles> discover_driver_files(const RootDir& driver, const NvidiaConfig& cfg, const std::string& version);
 
 }  // namespace berth::devices::nvidia

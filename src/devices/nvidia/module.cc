@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <optional>
+#include <set>
 
 #include "devices/nvidia/cache.h"
 #include "devices/nvidia/compat.h"
@@ -105,6 +106,50 @@ Result<std::vector<uint32_t>> imex_channels(const Request& req, const HostDevice
   return out;
 }
 
+// A compute container without the host's libcuda runs no CUDA program: said, and refused
+// when the image states that it needs CUDA (unless NVIDIA_DISABLE_REQUIRE).
+Status check_libcuda(const Request& req, const DriverFiles& files, const RootDir& driver, const NvidiaConfig& cfg) {
+  if (!(req.caps & kCompute) || find_libcuda(files)) return ok();
+  std::string msg = "libcuda.so.1 of driver " + files.version + " is not in the driver root's ld.so.cache (" +
+                    driver.host_path(cfg.ldcache) + ")";
+  if (!req.cuda_requirement.empty() && !req.disable_require)
+    return Error::generic("GPUs requested (" + req.source + ") with a CUDA requirement (" + req.cuda_requirement + ") but " + msg);
+  log::warn("nvidia: " + msg + ": the container gets no libcuda (" + req.source + ")");
+  return ok();
+}
+
+// The driver's MIG minor table lists every possible GPU, GI and CI: read only for a MIG
+// request, and only its GPUs' entries kept.
+void load_mig_minors(const HostView& host, const Selection& sel, const PlanInput& in, HostDevices& dev) {
+  std::set<uint32_t> minors;
+  for (const auto& s : sel.gpus)
+    if (!s.migs.empty()) minors.insert(s.gpu.minor);
+  for (unsigned idx : in.mig_config_gpus)
+    for (const auto& g : dev.gpus)
+      if (g.index == idx) minors.insert(g.minor);
+  if (minors.empty() && in.mig_monitor_gpus.empty()) return;
+  dev.mig = read_mig_minors(host, minors);
+}
+
+std::string describe_selection(const Selection& sel) {
+  std::vector<std::string> out;
+  for (const auto& s : sel.gpus) {
+    if (s.whole) out.push_back(std::to_string(s.gpu.index));
+    for (const auto& m : s.migs) out.push_back(std::to_string(s.gpu.index) + ":" + std::to_string(m.index));
+  }
+  return out.empty() ? "none" : str::join(out, ",");
+}
+
+// Two sources asked for GPUs: one container, one set of GPUs. Both must name the same ones.
+Status check_also(const Request& req, const Selection& sel, const HostDevices& dev, LazyNvml& nvml) {
+  if (!req.also) return ok();
+  BERTH_ASSIGN(Selection other, select_devices(req.also->devices, dev.gpus, [&] { return nvml.get(); }).context(req.also->source));
+  std::string a = describe_selection(sel), b = describe_selection(other);
+  if (a == b) return ok();
+  return Error::invalid_spec(req.also->source + " (GPUs " + b + ") and " + req.source + " (GPUs " + a +
+                             ") request different GPUs: ask in one place");
+}
+
 }  // namespace
 
 // The host ldconfig, which must be static: it runs on the image's files after pivot_root
@@ -147,16 +192,19 @@ Result<Edits> nvidia_edits(const spec::Spec& spec, const Request& req, const Nvi
   BERTH_ASSIGN(HostDevices dev, discover_devices(host, *version));
   BERTH_ASSIGN(RootDir driver, RootDir::open(cfg.driver_root).context("nvidia driver root"));
   BERTH_ASSIGN(DriverFiles files, cached_driver_files(driver, cfg, *version, ctx.state_root));
+  BERTH_TRY(check_libcuda(req, files, driver, cfg));
   LazyNvml nvml{driver, files, dev, std::nullopt};
   Selection sel;
   if (!req.driver_only) {
     BERTH_ASSIGN(sel, select_devices(req.devices, dev.gpus, [&] { return nvml.get(); }).context(req.source));
+    BERTH_TRY(check_also(req, sel, dev, nvml));
   }
   BERTH_TRY(check_requirements(req, files, sel, nvml));
   PlanInput in;
   BERTH_ASSIGN(in.mig_config_gpus, mig_gpus(req.mig_config, "NVIDIA_MIG_CONFIG_DEVICES", dev, sel));
   BERTH_ASSIGN(in.mig_monitor_gpus, mig_gpus(req.mig_monitor, "NVIDIA_MIG_MONITOR_DEVICES", dev, sel));
   BERTH_ASSIGN(in.imex, imex_channels(req, dev));
+  load_mig_minors(host, sel, in, dev);
   BERTH_ASSIGN(ContainerFacts ct, inspect_container(ctx.rootfs));
   if (ct.compat && (req.caps & kCompute)) {
     CompatDecision d = decide_compat(*version, files.cuda_version, ct.compat->version, ct.compat->note);

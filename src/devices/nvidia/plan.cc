@@ -15,6 +15,9 @@ struct Planner {
   Edits& e;
 
   void node(const std::string& rel, uint32_t major, uint32_t minor, uint32_t mode) {
+    node(rel, major, minor, mode, in.dev->params.uid, in.dev->params.gid);
+  }
+  void node(const std::string& rel, uint32_t major, uint32_t minor, uint32_t mode, uint32_t uid, uint32_t gid) {
     std::string path = "/dev" + rel;
     for (const auto& n : e.nodes)
       if (n.container_path == path) return;
@@ -25,8 +28,8 @@ struct Planner {
     n.major = major;
     n.minor = minor;
     n.mode = mode;
-    n.uid = in.dev->params.uid;
-    n.gid = in.dev->params.gid;
+    n.uid = uid;
+    n.gid = gid;
     n.access = "rw";
     e.nodes.push_back(std::move(n));
   }
@@ -70,7 +73,7 @@ struct Planner {
       auto it = in.dri.find(s.gpu.bus_id);
       if (it == in.dri.end()) continue;
       for (const auto& d : it->second) {
-        node("/dri/" + d.name, d.major, d.minor, 0666);
+        node("/dri/" + d.name, d.major, d.minor, d.mode, d.uid, d.gid);
         std::string kind = d.name.rfind("card", 0) == 0 ? "card" : "render";
         e.symlinks.push_back({"../" + d.name, "/dev/dri/by-path/pci-" + s.gpu.bus_id + "-" + kind});
       }

@@ -119,6 +119,8 @@ void parse_requirements(const std::vector<std::string>& env, Request& r) {
     std::erase_if(reqs, [&](const auto& p) { return p.first == name; });  // last wins
     if (!str::trim(e.substr(eq + 1)).empty()) reqs.emplace_back(name, std::string(str::trim(e.substr(eq + 1))));
   }
+  for (const auto& [n, v] : reqs)
+    if (n == "NVIDIA_REQUIRE_CUDA" || v.find("cuda") != std::string::npos) r.cuda_requirement = n + "=" + v;
   std::sort(reqs.begin(), reqs.end());
   for (auto& [n, v] : reqs) r.requirements.push_back(v);
   // A CUDA image without NVIDIA_REQUIRE_CUDA still needs a driver for its CUDA version.
@@ -126,6 +128,7 @@ void parse_requirements(const std::vector<std::string>& env, Request& r) {
     auto parts = str::split(*cuda, '.');
     if (parts.size() >= 2 && str::parse_u64(parts[0]) && str::parse_u64(parts[1]))
       r.requirements.push_back("cuda>=" + parts[0] + "." + parts[1]);
+    if (!str::trim(*cuda).empty() && r.cuda_requirement.empty()) r.cuda_requirement = "CUDA_VERSION=" + *cuda;
   }
   auto disable = env_value(env, "NVIDIA_DISABLE_REQUIRE");
   r.disable_require = disable && go_true(*disable);

@@ -49,9 +49,20 @@ struct Request {
   uint32_t caps = kUtility | kCompute;
   std::vector<std::string> requirements;  // NVIDIA_REQUIRE_* values and CUDA_VERSION's implied one
   bool disable_require = false;
+  // The variable that states a CUDA requirement ("NVIDIA_REQUIRE_CUDA=cuda>=12.4 ...", or
+  // "CUDA_VERSION=12.4.1"); "" when the image states none.
+  std::string cuda_requirement;
   std::vector<std::string> mig_config;    // NVIDIA_MIG_CONFIG_DEVICES
   std::vector<std::string> mig_monitor;   // NVIDIA_MIG_MONITOR_DEVICES
   std::vector<std::string> imex_channels; // "all" or channel numbers
+  // A second source naming GPUs beside this one (NVIDIA_VISIBLE_DEVICES or org.berth.gpus
+  // beside CDI nvidia.com/gpu names): merged when both select the same GPUs, an error
+  // naming both otherwise.
+  struct Also {
+    std::string source;
+    std::vector<std::string> devices;
+  };
+  std::optional<Also> also;
 
   bool explicit_request() const { return origin != Origin::kEnv; }
 };

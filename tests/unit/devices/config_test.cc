@@ -24,7 +24,7 @@ TEST(DevicesConfig, DefaultsAndKeys) {
     "devRoot":"/d","ldcache":"/etc/ld.so.cache","ldconfig":"/sbin/ldconfig.real","binDirs":["/usr/bin"],
     "defaultCapabilities":"utility","envRequestWithoutDriver":"error","acceptVolumeMounts":false,
     "loadKernelModules":true,"modprobe":"/usr/sbin/modprobe","discoveryCache":false,"mpsPipeDirectory":"/run/mps"},
-    "cdi":{"enabled":false,"specDirs":["/x"]}})", "c.json");
+    "cdi":{"enabled":false,"specDirs":["/x"]},"rdma":{"sysRoot":"/fake/sys","devRoot":"/fake/dev"}})", "c.json");
   ASSERT_TRUE(full) << full.error().message();
   EXPECT_FALSE(full->nvidia.enabled);
   EXPECT_EQ(full->nvidia.driver_root, "/run/nvidia/driver");
@@ -33,14 +33,22 @@ TEST(DevicesConfig, DefaultsAndKeys) {
   EXPECT_FALSE(full->nvidia.discovery_cache);
   EXPECT_EQ(full->nvidia.mps_pipe_dir, "/run/mps");
   EXPECT_FALSE(full->cdi.enabled);
+  EXPECT_EQ(full->rdma.sys_root, "/fake/sys");
+  EXPECT_EQ(full->rdma.dev_root, "/fake/dev");
+  EXPECT_EQ(c->rdma.sys_root, "/sys");
+  EXPECT_EQ(c->rdma.dev_root, "/dev");
 }
 
 TEST(DevicesConfig, Validation) {
   for (const char* bad : {R"({"nvidia":{"driverRoot":"relative"}})", R"({"nvidia":{"envRequestWithoutDriver":"maybe"}})",
-                          R"({"cdi":{"specDirs":["cdi"]}})", R"({"nvidia":{"enabled":"yes"}})", "[1]"}) {
+                          R"({"cdi":{"specDirs":["cdi"]}})", R"({"nvidia":{"enabled":"yes"}})", "[1]",
+                          R"({"rdma":{"sysRoot":"sys"}})", R"({"rdma":{"devRoot":""}})"}) {
     auto c = parse_config(bad, "c.json");
     EXPECT_FALSE(c) << bad;
   }
+  auto rel = parse_config(R"({"rdma":{"sysRoot":"sys"}})", "c.json");
+  ASSERT_FALSE(rel);
+  EXPECT_EQ(rel.error().message(), "c.json: rdma.sysRoot: must be an absolute path, got \"sys\"");
 }
 
 TEST(DevicesConfig, BerthConfigEnvironment) {

@@ -80,7 +80,18 @@ TEST(NvidiaDiscover, FixtureHost) {
   EXPECT_EQ(d->majors.uvm, 510u);
   EXPECT_EQ(d->majors.caps, 235u);
   EXPECT_EQ(d->majors.imex, 234u);
-  EXPECT_EQ(d->mig.config, 1u);
+  EXPECT_TRUE(d->mig.by_path.empty() && !d->mig.config) << "the MIG minor table is read only for MIG requests";
+  // The driver's table lists every possible GPU/GI/CI (thousands of lines); only the
+  // asked GPUs' entries are kept.
+  MigMinors none = read_mig_minors(host, {});
+  EXPECT_EQ(none.config, 1u);
+  EXPECT_EQ(none.monitor, 2u);
+  EXPECT_TRUE(none.by_path.empty());
+  MigMinors one = read_mig_minors(host, {1});
+  EXPECT_EQ(one.by_path.size(), 12u) << "gpu1: 4 GIs with 2 CIs each";
+  EXPECT_EQ(one.by_path.count("gpu1/gi0/access"), 1u);
+  EXPECT_EQ(one.by_path.count("gpu11/gi0/access"), 0u) << "gpu11 is not gpu1";
+  EXPECT_EQ(parse_mig_minors("config 1\ngpu31/gi14/ci7/access 4000\n").by_path.at("gpu31/gi14/ci7/access"), 4000u);
   EXPECT_EQ(d->imex_channels, (std::vector<uint32_t>{0, 1}));
   EXPECT_EQ(d->params.mode, 0666u);
   auto dri = dri_nodes(host, "0000:07:00.0");
@@ -186,6 +197,47 @@ TEST(NvidiaDiscover, CacheIsWrittenReusedAndInvalidated) {
   ASSERT_TRUE(third);
   EXPECT_EQ(third->cuda_version, "12.4");
   EXPECT_FALSE(parse_driver_files(*text, "other-key", "stamp"));
+}
+
+// Issue 19 #1: one probe that timed out (or failed) must not refuse every CUDA image until
+// someone deletes a hidden file: only answers are cached, and they go with the libcuda.
+TEST(NvidiaDiscover, FailedCudaProbeIsRetriedAndAnswersFollowLibcuda) {
+  const std::string& f = test::gpu_fixture();
+  NvidiaConfig cfg = test::fixture_config(f);
+  auto root = RootDir::open(cfg.driver_root);
+  ASSERT_TRUE(root);
+  std::string state = test::temp_dir("berth-state");
+  ::setenv("FIXTURE_CUDA_FAIL", "1", 1);  // the fake libcuda fails as a wedged driver does
+  auto failed = cached_driver_files(*root, cfg, "550.54.15", state);
+  ::unsetenv("FIXTURE_CUDA_FAIL");
+  ASSERT_TRUE(failed) << failed.error().message();
+  EXPECT_EQ(failed->cuda_version, "");
+  EXPECT_NE(failed->cuda_error.find("cuDriverGetVersion returned 3"), std::string::npos) << failed->cuda_error;
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(state)) names.push_back(e.path().filename());
+  ASSERT_EQ(names.size(), 1u) << "the file list is cached";
+  auto text = file::read(state + "/" + names[0]);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->find("cuDriverGetVersion"), std::string::npos) << "no error is cached: " << *text;
+  auto again = cached_driver_files(*root, cfg, "550.54.15", state);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->cuda_version, "12.4") << "the driver answers again: " << again->cuda_error;
+  // The answer is now cached: poisoned, it is served while libcuda is the same file ...
+  text = file::read(state + "/" + names[0]);
+  ASSERT_TRUE(text);
+  std::string poisoned = *text;
+  ASSERT_NE(poisoned.find("\"12.4\""), std::string::npos) << poisoned;
+  poisoned.replace(poisoned.find("\"12.4\""), 6, "\"99.9\"");
+  std::ofstream(state + "/" + names[0]) << poisoned;
+  auto cached = cached_driver_files(*root, cfg, "550.54.15", state);
+  ASSERT_TRUE(cached);
+  EXPECT_EQ(cached->cuda_version, "99.9");
+  // ... and asked again once libcuda changes (a driver update in place: new mtime).
+  std::string lib = f + "/driver/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15";
+  ASSERT_EQ(::utimensat(AT_FDCWD, lib.c_str(), nullptr, 0), 0);
+  auto reprobed = cached_driver_files(*root, cfg, "550.54.15", state);
+  ASSERT_TRUE(reprobed);
+  EXPECT_EQ(reprobed->cuda_version, "12.4") << "a new libcuda is asked again";
 }
 
 }  // namespace

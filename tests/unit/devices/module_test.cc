@@ -9,6 +9,9 @@
 #include <fstream>
 #include <cstdio>
 
+#include <sys/stat.h>
+
+#include "devices/nvidia/ldcache.h"
 #include "devices/nvidia/request.h"
 #include "unit/devices/gpu_fixture.h"
 #include "util/log.h"
@@ -49,6 +52,9 @@ struct Case {
     EXPECT_TRUE(e) << e.error().message();
     if (!e) return "";
     std::string t = test::redact(to_text(*e), fixture);
+    // DRI nodes carry the owner of the fixture's placeholders: root's in the goldens.
+    if (::geteuid() != 0)
+      t = test::redact(t, " uid=" + std::to_string(::geteuid()) + " gid=" + std::to_string(::getegid()) + " ", " uid=0 gid=0 ");
     std::string ld = choose_ldconfig(cfg);
     return ld.empty() ? t : test::redact(t, " " + ld + " ", " $LDCONFIG ");
   }
@@ -160,6 +166,68 @@ TEST(NvidiaModule, PrivilegedAndImexErrors) {
   auto i = imex.run();
   ASSERT_FALSE(i);
   EXPECT_NE(i.error().message().find("no channel 7 on this host (channels: 0,1)"), std::string::npos) << i.error().message();
+}
+
+const DeviceNode* node(const Edits& e, const std::string& path) {
+  for (const auto& n : e.nodes)
+    if (n.container_path == path) return &n;
+  return nullptr;
+}
+
+bool mounts(const Edits& e, const std::string& needle) {
+  for (const auto& m : e.mounts)
+    if (m.container_path.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+// Issue 19 #4: a compute container on a host whose ld.so.cache has no libcuda of the driver.
+TEST(NvidiaModule, MissingLibcudaWarnsAndFailsAStatedCudaRequirement) {
+  Case c;
+  // The driver root's cache without libcuda (libnvidia-ml only), as after a partial install.
+  std::string lib = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1";
+  std::ofstream(c.fixture + "/driver/etc/ld.so.cache.nocuda") << build_ldcache({{0x0303, "libnvidia-ml.so.1", lib, 0}});
+  c.cfg.ldcache = "/etc/ld.so.cache.nocuda";
+  c.env("NVIDIA_VISIBLE_DEVICES=0");
+  auto plain = c.run();
+  ASSERT_TRUE(plain) << "no requirement stated: created, with a warning: " << plain.error().message();
+  EXPECT_TRUE(mounts(*plain, "libnvidia-ml.so"));
+  EXPECT_FALSE(mounts(*plain, "libcuda")) << to_text(*plain);
+  for (const char* stated : {"CUDA_VERSION=12.0.1", "NVIDIA_REQUIRE_CUDA=cuda>=12.0 brand=tesla"}) {
+    Case r;
+    r.cfg.ldcache = "/etc/ld.so.cache.nocuda";
+    r.env("NVIDIA_VISIBLE_DEVICES=1").env(stated);  // GPU 1 is a Tesla: the brand alternative would hold
+    auto e = r.run();
+    ASSERT_FALSE(e) << stated;
+    EXPECT_NE(e.error().message().find("with a CUDA requirement (" + std::string(stated)), std::string::npos) << e.error().message();
+    EXPECT_NE(e.error().message().find("libcuda.so.1 of driver 550.54.15 is not in the driver root's ld.so.cache (" +
+                                       r.fixture + "/driver/etc/ld.so.cache.nocuda)"),
+              std::string::npos) << e.error().message();
+    r.env("NVIDIA_DISABLE_REQUIRE=true");
+    EXPECT_TRUE(r.run()) << "requirements switched off: a warning only";
+  }
+  Case utility;
+  utility.cfg.ldcache = "/etc/ld.so.cache.nocuda";
+  utility.env("NVIDIA_VISIBLE_DEVICES=0").env("NVIDIA_DRIVER_CAPABILITIES=utility");
+  EXPECT_TRUE(utility.run()) << "no compute capability, no libcuda wanted";
+}
+
+// Issue 19 #5: DRI nodes get the host node's mode and owner, not 0666.
+TEST(NvidiaModule, DriNodesMirrorTheHostNodes) {
+  Case c;
+  c.env("NVIDIA_VISIBLE_DEVICES=0").env("NVIDIA_DRIVER_CAPABILITIES=graphics");
+  auto e = c.run();
+  ASSERT_TRUE(e) << e.error().message();
+  for (const char* name : {"card1", "renderD129"}) {
+    const DeviceNode* n = node(*e, std::string("/dev/dri/") + name);
+    ASSERT_NE(n, nullptr) << name;
+    struct stat st;
+    ASSERT_EQ(::stat((c.fixture + "/dev/dri/" + name).c_str(), &st), 0);
+    EXPECT_EQ(n->mode, 0660u) << name << ": the host node is 0660";
+    EXPECT_EQ(n->mode, st.st_mode & 07777);
+    EXPECT_EQ(n->uid, st.st_uid);
+    EXPECT_EQ(n->gid, st.st_gid);
+  }
+  EXPECT_EQ(node(*e, "/dev/nvidia1")->mode, 0666u) << "GPU nodes keep the driver's DeviceFileMode";
 }
 
 TEST(NvidiaModule, EightGpusTiming) {
