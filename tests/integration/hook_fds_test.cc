@@ -4,20 +4,11 @@
 // hand a hook, or whatever it runs, a handle on the container.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "support/harness.h"
 
 namespace berth::test {
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // A hook that appends "<name>" and then every open fd above 2 to `log`: test(1) is a shell
 // builtin, so probing /proc/self/fd/N opens nothing itself (ls or a glob would).
@@ -47,7 +38,7 @@ TEST(HookFds, EveryHookSeesOnlyItsStdio) {
   auto r = rt({"run", "--bundle", b.path(), "hook-fds"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "startContainer:\n");
-  EXPECT_EQ(slurp(log), "prestart:\ncreateRuntime:\ncreateContainer:\npoststart:\npoststop:\n");
+  EXPECT_EQ(file_text(log), "prestart:\ncreateRuntime:\ncreateContainer:\npoststart:\npoststop:\n");
 }
 
 }  // namespace

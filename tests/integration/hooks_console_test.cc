@@ -18,13 +18,6 @@
 namespace berth::test {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 spec::Hook logging_hook(const std::string& log, const std::string& name) {
   // Appends "<name> <status from stdin>" to the log; runs on the host (or in the container's
   // mount namespace before pivot for createContainer, where host paths are still visible).
@@ -56,12 +49,12 @@ TEST(Hooks, CreateContainerGetsTheHostPid) {
   b.write();
   auto r = rt({"run", "--bundle", b.path(), "h-pid"});
   ASSERT_EQ(r.code, 0) << r.err;
-  std::istringstream in(slurp(log));
+  std::istringstream in(file_text(log));
   std::string n1, p1, n2, p2;
   in >> n1 >> p1 >> n2 >> p2;
   EXPECT_EQ(n1 + " " + n2, "createRuntime createContainer");
   EXPECT_NE(p1, "1");
-  EXPECT_EQ(p1, p2) << slurp(log);
+  EXPECT_EQ(p1, p2) << file_text(log);
 }
 
 TEST(Hooks, RunInOrderWithStateOnStdin) {
@@ -86,7 +79,7 @@ TEST(Hooks, RunInOrderWithStateOnStdin) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"status\":\"created\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"id\":\"h1\""), std::string::npos) << r.out;
-  EXPECT_EQ(slurp(log), "prestart creating\ncreateRuntime creating\ncreateContainer creating\npoststart running\npoststop stopped\n");
+  EXPECT_EQ(file_text(log), "prestart creating\ncreateRuntime creating\ncreateContainer creating\npoststart running\npoststop stopped\n");
 }
 
 TEST(Hooks, FailingCreateRuntimeHookFailsCreateAndLeavesNothing) {

@@ -21,6 +21,13 @@ namespace fs = std::filesystem;
 
 namespace berth::test {
 
+std::string file_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
 std::string berth_binary() {
   if (const char* b = std::getenv("BERTH_TEST_BINARY")) return b;
   return BERTH_BINARY;

@@ -23,6 +23,8 @@ CmdResult run_cmd(const std::vector<std::string>& argv, const std::string& input
                   const std::vector<std::string>& extra_env = {});
 
 std::string berth_binary();
+// The whole content of a host file (empty when it cannot be read).
+std::string file_text(const std::string& path);
 std::string source_dir();
 bool have_runc();
 
