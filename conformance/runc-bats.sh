@@ -17,7 +17,7 @@ shopt -s nullglob
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # Bump when the way the suite is staged or built changes: forces a rebuild.
-readonly build_recipe=1
+readonly build_recipe=2
 readonly source_package=runc
 
 # What the suite and its helpers need, as Debian packages. The helpers' Go
@@ -49,7 +49,7 @@ options:
   --runtime PATH        runtime binary (default: $RUNTIME, else `runc` from PATH)
   --work DIR            cache, build and result dir (default: conformance/.work/runc-bats)
   --fast                only the fast subset of files (see docs/conformance.md)
-  --timeout SECONDS     per test limit (default: 180)
+  --timeout SECONDS     a file without a new result for this long is unstuck (default: 180)
   --expectations FILE   expected failures (default: conformance/expectations/
                         runc-bats-<name>.txt, <name> the runtime binary's basename)
   --build-only          fetch and build the suite, run nothing
@@ -164,14 +164,15 @@ stage_suite() {
 }
 
 # recvtty, sd-helper and seccompagent, built in GOPATH mode against Debian's
-# golang-*-dev packages (the +ds source has no vendor tree); one job, nice.
+# golang-*-dev packages (the +ds source has no vendor tree); one job, nice. The
+# seccompagent without the `seccomp` tag (cgo, libseccomp) only prints "Not supported".
 build_helpers() {
   local h
   for h in recvtty sd-helper seccompagent; do
     say "building helper $h"
     (cd "$suite_root" && GO111MODULE=off GOPATH="$work_dir/gopath:/usr/share/gocode" \
-      GOCACHE="$work_dir/gocache" GOFLAGS=-p=1 nice -n 10 go build -o "contrib/cmd/$h/$h" \
-      "./contrib/cmd/$h" >&2) || { say "cannot build $h"; return 1; }
+      GOCACHE="$work_dir/gocache" GOFLAGS=-p=1 nice -n 10 go build -tags seccomp \
+      -o "contrib/cmd/$h/$h" "./contrib/cmd/$h" >&2) || { say "cannot build $h"; return 1; }
   done
 }
 
@@ -269,6 +270,8 @@ make_run_cgroup() {
   done < <(awk '$9 == "cgroup" || $9 == "cgroup2" { print $5 }' /proc/self/mountinfo | sort -u)
 }
 
+cmdline() { { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null; }
+
 # remove_cgroup DIR: kills what is left in DIR and below (our suite's processes),
 # removes the directories leaf first; prints what it found.
 remove_cgroup() {
@@ -279,14 +282,14 @@ remove_cgroup() {
     grep -qs FROZEN "$d/freezer.state" && echo THAWED >"$d/freezer.state"
     grep -qs 1 "$d/cgroup.freeze" && echo 0 >"$d/cgroup.freeze"
     for pid in $(cat "$d/cgroup.procs" 2>/dev/null); do
-      echo "process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-60)) in $d"
+      echo "process $pid ($(cmdline "$pid" | cut -c1-60)) in $d"
       kill -9 "$pid" 2>/dev/null
     done
-  done < <(find "$1" -mindepth 0 -type d | sort -r)
+  done < <(find "$1" -mindepth 0 -type d 2>/dev/null | sort -r)
   sleep 0.2
   while read -r d; do
     rmdir "$d" 2>/dev/null || { sleep 0.5; rmdir "$d" 2>/dev/null; } || echo "cannot remove cgroup $d"
-  done < <(find "$1" -mindepth 0 -type d | sort -r)
+  done < <(find "$1" -mindepth 0 -type d 2>/dev/null | sort -r)
 }
 
 # check_leftovers FILE: processes, containers, mounts and cgroups FILE left behind;
@@ -330,23 +333,42 @@ run_file() {
   filter=$(filter_of "$f")
   [ -n "$filter" ] && args+=(--filter "$filter")
   mkdir -p "$run_tmp"
+  : >"$results/$f.tap"
   # The suite's userns tests need every directory above the bundle searchable.
   chmod a+x "$run_tmp"
   (
+    exec 9>&-  # the run's lock stays with the runner, not with what the suite leaves
     for d in "${run_cgroups[@]}"; do echo "$BASHPID" >"$d/cgroup.procs" || exit 2; done
     cd "$suite_root/tests/integration" || exit 2
-    export RUNC="$runtime_path" BATS_TEST_TIMEOUT="$timeout_s"
-    exec nice -n 10 "$reaper" reap bats --tap --timing --tempdir "$run_tmp/bats" "${args[@]}" "$f.bats"
-  ) >"$results/$f.tap" 2>"$results/$f.stderr" </dev/null &
-  local pid=$! size=-1 now last
+    # Not BATS_TEST_TIMEOUT: bats 1.8 runs its timer as a background job of the test's
+    # shell, and the suite's bare `wait` (events.bats) then waits for the timer too.
+    export RUNC="$runtime_path"
+    # A controlling terminal, as in runc's CI: `runc spec` sets process.terminal, and a
+    # foreground `run` with a terminal and no --console-socket uses the caller's tty
+    # (runc: "open /dev/tty: no such device or address" without one). script(1) gives
+    # bats a pty for that; the TAP output still goes to a file, not through the pty.
+    local cmd
+    cmd=$(printf '%q ' "$reaper" reap bats --tap --timing --tempdir "$run_tmp/bats" "${args[@]}" "$f.bats")
+    exec nice -n 10 script -qefc "$cmd >$(printf '%q' "$results/$f.tap") 2>$(printf '%q' "$results/$f.stderr")" \
+      /dev/null
+  ) >"$results/$f.script" 2>&1 </dev/null &
+  local pid=$! size=-1 now last tries=0
   last=$(date +%s)
   while kill -0 "$pid" 2>/dev/null; do
     sleep 2
     now=$(date +%s)
     if [ "$(stat -c %s "$results/$f.tap")" != "$size" ]; then
-      size=$(stat -c %s "$results/$f.tap"); last=$now
-    elif ((now - last > timeout_s + 60)); then
-      unstick "$f" >>"$results/$f.stderr"; last=$now
+      size=$(stat -c %s "$results/$f.tap"); last=$now; tries=0
+    elif ((now - last > timeout_s)); then
+      tries=$((tries + 1)); last=$now
+      if ((tries == 1)); then
+        unstick "$f" >>"$results/$f.stderr"
+      else
+        echo "runc-bats: $f.bats: still no progress; killing the file's run" >>"$results/$f.stderr"
+        echo "not ok 999 (the rest of $f.bats: killed after $((2 * timeout_s)) s without progress)" \
+          >>"$results/$f.tap"
+        kill_run_cgroups
+      fi
     fi
   done
   wait "$pid"
@@ -355,13 +377,22 @@ run_file() {
   sed -n 's/^helper reap: \(process .*\) outlived the run.*/\1/p' "$results/$f.stderr" >"$results/$f.left"
 }
 
-# A test past BATS_TEST_TIMEOUT is given up by bats, but bats still waits for its
-# output pipe, which a hung `run -d` holds open (seen: a container started in a
-# frozen cgroup). Thaws what the suite froze and kills the runtime processes the
-# suite started, so that the file goes on; the test is reported as failed.
+# kill_run_cgroups: kills every process of the run (bats included), thawing first.
+kill_run_cgroups() {
+  local d pid
+  for d in "${run_cgroups[@]}"; do
+    grep -qs FROZEN "$d/freezer.state" && echo THAWED >"$d/freezer.state"
+    for pid in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+  done
+}
+
+# A test that hangs, typically in a `run -d` that never returns (seen: a container
+# started in a frozen cgroup), holds the file up. Thaws what the suite froze and
+# kills the runtime processes the suite started, so that the test fails and the
+# file goes on.
 unstick() {
   local d pid
-  echo "runc-bats: $1.bats: no progress for $((timeout_s + 60)) s; thawing, killing $runtime_path"
+  echo "runc-bats: $1.bats: no progress for $timeout_s s; thawing, killing $runtime_path and recvtty"
   while read -r d; do
     case $d in
       */freezer.state) grep -q FROZEN "$d" && echo THAWED >"$d" ;;
@@ -370,9 +401,13 @@ unstick() {
   done < <(find "${run_cgroups[@]}" /sys/fs/cgroup/*/runc-cgroups-integration-test \
              /sys/fs/cgroup/runc-cgroups-integration-test \( -name freezer.state -o -name cgroup.freeze \) \
              2>/dev/null)
+  # The suite's recvtty in "single" mode waits forever when the runtime failed to
+  # send it a console (update.bats starts one the test's teardown does not end).
+  local exe
   for pid in $(cat "${run_cgroups[@]/%//cgroup.procs}" 2>/dev/null); do
-    [ "$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -1)" = "$runtime_path" ] || continue
-    echo "runc-bats: killing $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" | cut -c1-200)"
+    exe=$(cmdline "$pid" | cut -d' ' -f1)
+    [[ $exe == "$runtime_path" || $exe == */contrib/cmd/recvtty/recvtty ]] || continue
+    echo "runc-bats: killing $pid: $(cmdline "$pid" | cut -c1-200)"
     kill -9 "$pid" 2>/dev/null
   done
 }
@@ -408,6 +443,13 @@ main() {
     exit 0
   fi
 
+  # The suite's explicit cgroupsPaths share one fixed parent (/runc-cgroups-integration-test)
+  # that each test's teardown removes: two runs on one host break each other's tests.
+  exec 9>/run/lock/berth-runc-bats.lock || die "cannot open /run/lock/berth-runc-bats.lock"
+  if ! flock -n 9; then
+    say "another run of the suite holds /run/lock/berth-runc-bats.lock; waiting for it"
+    flock -w 7200 9 || die "the other run did not end"
+  fi
   results="$work_dir/results/$name"
   rm -rf "$results" && mkdir -p "$results" || die "cannot create $results"
   run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/berth-runc-bats.XXXXXX") || die "cannot create a temp dir"
