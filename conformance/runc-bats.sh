@@ -17,7 +17,7 @@ shopt -s nullglob
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # Bump when the way the suite is staged or built changes: forces a rebuild.
-readonly build_recipe=2
+readonly build_recipe=3
 readonly source_package=runc
 
 # What the suite and its helpers need, as Debian packages. The helpers' Go
@@ -186,7 +186,9 @@ build_images() {
   if LC_ALL=C ldd /bin/busybox >/dev/null 2>&1; then
     say "/bin/busybox is dynamically linked; the images need busybox-static"; return 1
   fi
-  rm -rf "$img" && mkdir -p "$r"/{bin,sbin,dev,etc,home,lib,proc,root,sys,tmp,usr/bin,usr/sbin,var/tmp} ||
+  # No /proc and /sys, as in the image: mask.bats makes them symlinks with `ln -s`, which
+  # would otherwise put the link inside the directory and test nothing.
+  rm -rf "$img" && mkdir -p "$r"/{bin,sbin,dev,etc,home,lib,root,tmp,usr/bin,usr/sbin,var/tmp} ||
     return 1
   cp /bin/busybox "$r/bin/busybox" || return 1
   for a in $(/bin/busybox --list); do
@@ -315,14 +317,16 @@ check_leftovers() {
     done
   done
   # The suite's parent cgroup for explicit cgroupsPath tests: its teardown removes it
-  # from the v1 hierarchies only, so on a hybrid host the empty cgroup2 one stays
-  # (with runc too). Only a non-empty one is something left behind.
+  # (and a pod cgroup below it) from the v1 hierarchies only, so on a hybrid host empty
+  # cgroup2 ones stay (with runc too). A container's own cgroup (test-cgroup-N) or a
+  # process anywhere below is something left behind.
   while read -r mp; do
     d="$mp/runc-cgroups-integration-test"
     [ -d "$d" ] || continue
-    if [ -n "$(find "$d" -mindepth 1 -type d -print -quit)" ] || [ -s "$d/cgroup.procs" ]; then
-      echo "cgroup $d (not empty)"
-    fi
+    find "$d" -type d -name 'test-cgroup-*' 2>/dev/null | sed 's/^/cgroup /'
+    while read -r c; do  # cgroupfs files show size 0: read them
+      [ -n "$(head -c1 "$c" 2>/dev/null)" ] && echo "cgroup ${c%/cgroup.procs} (has processes)"
+    done < <(find "$d" -name cgroup.procs 2>/dev/null)
     remove_cgroup "$d" >/dev/null
   done < <(awk '$9 == "cgroup" || $9 == "cgroup2" { print $5 }' /proc/self/mountinfo | sort -u)
 }
