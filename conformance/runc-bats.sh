@@ -294,6 +294,18 @@ remove_cgroup() {
   done < <(find "$1" -mindepth 0 -type d 2>/dev/null | sort -r)
 }
 
+# remove_tmp: the run's temp dir, after unmounting what an interrupted file left below
+# it (never crossing into a mount: a bind mount there may show host files).
+remove_tmp() {
+  local m
+  while read -r m; do umount -l "$m" 2>/dev/null; done < <(mounts_below "$run_tmp")
+  rm -rf --one-file-system "$run_tmp"
+}
+
+mounts_below() {  # mounts_below DIR: mount points below DIR, deepest first
+  awk -v p="$1/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r
+}
+
 # check_leftovers FILE: processes, containers, mounts and cgroups FILE left behind;
 # prints one line each and removes them. Run after each file.
 check_leftovers() {
@@ -308,7 +320,7 @@ check_leftovers() {
   while read -r m; do
     echo "mount $m"
     umount -l "$m" 2>/dev/null
-  done < <(awk -v p="$run_tmp/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+  done < <(mounts_below "$run_tmp")
   for mp in "${run_cgroups[@]}"; do
     for d in "$mp"/*/; do
       d=${d%/}
@@ -376,7 +388,7 @@ run_file() {
     fi
   done
   wait "$pid"
-  rm -rf "$run_tmp/bats"
+  rm -rf --one-file-system "$run_tmp/bats"
   # The reaper names (and kills) what outlived bats: a process left behind.
   sed -n 's/^helper reap: \(process .*\) outlived the run.*/\1/p' "$results/$f.stderr" >"$results/$f.left"
 }
@@ -463,7 +475,7 @@ main() {
   # that adopts the inits of detached containers and reports what outlives a file.
   reaper="$work_dir/reaper"
   cc -O2 -o "$reaper" "$script_dir/agnostic/helper.c" || die "cannot build the reaper"
-  trap 'for d in "${run_cgroups[@]}"; do remove_cgroup "$d" >/dev/null; done; rm -rf "$run_tmp"' EXIT
+  trap 'for d in "${run_cgroups[@]}"; do remove_cgroup "$d" >/dev/null; done; remove_tmp' EXIT
   say "runtime $runtime_path ($("$runtime_path" --version 2>/dev/null | head -1))"
   say "runc $suite_version suite, ${#files[@]} files, results in $results"
 
