@@ -204,9 +204,8 @@ build_images() {
   tar -C "$r" -cJf "$img/busybox.tar.xz" . || return 1
   local ldc
   ldc=$(readlink -f /sbin/ldconfig)
-  if ! file -L "$ldc" 2>/dev/null | grep -q 'static'; then
-    LC_ALL=C ldd "$ldc" 2>&1 | grep -q 'not a dynamic' || { say "/sbin/ldconfig is not static"; return 1; }
-  fi
+  LC_ALL=C ldd "$ldc" 2>&1 | grep -qE 'not a dynamic|statically linked' ||
+    { say "/sbin/ldconfig is not static"; return 1; }
   cp "$ldc" "$r/sbin/ldconfig" && : >"$r/etc/ld.so.conf" || return 1
   tar -C "$r" -cJf "$img/debian.tar.xz" . || return 1
   rm -rf "$r"
