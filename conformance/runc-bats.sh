@@ -311,9 +311,9 @@ check_leftovers() {
   local d c m mp
   cat "$results/$1.left" 2>/dev/null
   while read -r d; do
-    for c in $("$runtime" --root "$d" list -q 2>/dev/null); do
+    for c in $("$runtime_path" --root "$d" list -q 2>/dev/null); do
       echo "container $c in $d"
-      "$runtime" --root "$d" delete -f "$c" >/dev/null 2>&1
+      "$runtime_path" --root "$d" delete -f "$c" >/dev/null 2>&1
     done
   done < <(find "$run_tmp" -type d -name state 2>/dev/null)
   while read -r m; do
