@@ -45,7 +45,9 @@ Status send_to_listener(int notify_fd, const spec::Seccomp& profile, const std::
   // The state is embedded verbatim: make sure it is one JSON object.
   BERTH_ASSIGN(auto doc, json::Document::parse(state_json, "container state"));
   if (!YAJL_IS_OBJECT(doc.root())) return Error::generic(where + ": the container state is not a JSON object");
-  BERTH_ASSIGN(UniqueFd sock, connect_unix(path).context(where));
+  // runc's words for an agent that is not there ("failed to connect with seccomp agent"):
+  // engines and runc's own tests match them.
+  BERTH_ASSIGN(UniqueFd sock, connect_unix(path).context("failed to connect with seccomp agent").context(where));
   return send_with_fd(sock.get(), message(profile, state_json, pid), notify_fd).context(where);
 }
 

@@ -95,7 +95,7 @@ TEST(SeccompNotify, AbsentAgentFailsCreate) {
   b.write();
   auto r = berth({"create", "--bundle", b.path(), "b-notify-absent"});
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("send seccomp listener fd: connect to " + d.path() + "/nobody.sock: no such file or directory"),
+  EXPECT_NE(r.err.find("send seccomp listener fd: failed to connect with seccomp agent: connect to " + d.path() + "/nobody.sock: no such file or directory"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(berth({"list", "-q"}).out, "") << "nothing left of the failed create";

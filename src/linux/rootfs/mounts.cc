@@ -73,7 +73,8 @@ Status Applier::mount_filesystem(const MountStep& m) {
     if (!found) {
       int e = found.error().err();
       if (e == ELOOP || e == ENOTDIR)
-        return Error::sys(e, "filesystem " + str::go_quote(m.type) + " must be mounted on an ordinary directory");
+        // runc's words, article-less: runc's own tests match them.
+        return Error::sys(e, "filesystem " + str::go_quote(m.type) + " must be mounted on ordinary directory");
       return std::move(found).error();
     }
     dest = std::move(*found);

@@ -197,7 +197,7 @@ TEST(SeccompNotify, SendErrors) {
   auto st = send_to_listener(0, p, kState, 1);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().err(), ENOENT);
-  EXPECT_NE(st.error().message().find("send seccomp listener fd: connect to " + p.listener_path), std::string::npos)
+  EXPECT_NE(st.error().message().find("send seccomp listener fd: failed to connect with seccomp agent: connect to " + p.listener_path), std::string::npos)
       << st.error().message();
 
   UniqueFd listener = listen_on(p.listener_path);

@@ -78,7 +78,7 @@ TEST(RootfsApply, ProcOnASymlinkIsRefused) {
   Image sys;
   sys.add_symlink(std::string(kRootfs) + "/proc", "/tmp");
   auto r = run(with_mounts({mnt("/proc", "proc", "proc", {})}), sys);
-  EXPECT_EQ(r.error, "mount /proc: filesystem \"proc\" must be mounted on an ordinary directory: too many levels of symbolic links");
+  EXPECT_EQ(r.error, "mount /proc: filesystem \"proc\" must be mounted on ordinary directory: too many levels of symbolic links");
 }
 
 TEST(RootfsApply, MknodRefusedFallsBackToHostBind) {
