@@ -289,7 +289,9 @@ TEST(RuncDropIn, ExecRacingAnExitingInitSaysStopped) {
   int attempts = 0;
   for (int round = 0; round < 8; ++round) {
     Bundle b;
-    b.script("usleep " + std::to_string(100000 + 25000 * round));
+    // From 0.15 s to 0.85 s: a slow build (ASan) must still get some execs in before the
+    // exit, or the race is never run (attempts would stay at one per thread).
+    b.script("usleep " + std::to_string(150000 + 100000 * round));
     b.write();
     std::string id = "race-" + std::to_string(round);
     auto created = rt({"create", "--bundle", b.path(), id});
