@@ -109,14 +109,14 @@ Result<linux::NetnsMoves> network_moves(const spec::Spec& spec) {
 }
 
 // The parent's side of the set-up conversation with the init.
-Status converse(Creation& c, int sock, bool maps_on_clone, bool second_stage) {
-  // With a second stage, stage one reports the real init (kPid) and exits while stage two
-  // carries on over the same socket. Stage two now waits for our go after kPid, so its
-  // kReady cannot overtake kPid; the guard stays because that race cost real containers
-  // (done at kReady, `create` named stage one in the pid file, its exit killed stage one
-  // through its parent death signal and the shim saw its "init" die with 137: seen through
-  // containerd's CRI, 1 in ~100 creates).
-  bool pid_pending = second_stage, ready = false;
+Status converse(Creation& c, int sock, bool maps_on_clone, bool forks_init) {
+  // With a second stage, stage one reports the real init (kPid) and exits while the init
+  // carries on over the same socket. The init waits for our go after kPid, so its kReady
+  // cannot overtake kPid; one that did would make `create` name stage one in the pid file
+  // and kill it by exiting (its parent death signal), while the real init ran on unwatched
+  // (seen through containerd's CRI, 1 in ~100 creates, before the go): refused as the
+  // protocol error it is.
+  bool pid_pending = forks_init;
   const auto& l = c.spec.linux ? *c.spec.linux : spec::Linux{};
   if (maps_on_clone)
     BERTH_TRY(linux::write_id_maps(c.init.pid(), l.uid_mappings, l.gid_mappings, ::geteuid() != 0));
@@ -136,7 +136,6 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool second_stage) {
         c.init_pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, c.init_pid, 0)));
         pid_pending = false;
         BERTH_TRY(container::process::send(sock, Msg::kGo));
-        if (ready) return ok();
         break;
       case Msg::kHooks:
         // The network namespace exists by now (created or joined); hooks see the devices.
@@ -161,9 +160,8 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool second_stage) {
         BERTH_TRY(container::process::send(sock, Msg::kGo));
         break;
       case Msg::kReady:
-        if (!pid_pending) return ok();
-        ready = true;
-        break;
+        if (pid_pending) return Error::generic("sync: the container init reported ready before its pid");
+        return ok();
       case Msg::kError:
         return container::process::to_error(m);
       default:
@@ -230,7 +228,7 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   if (!in_cgroup) BERTH_TRY(container::join_cgroups(c.cg, c.init.pid()));
   t.mark("init joined the cgroups");
   bool maps_on_clone = (cfg.clone_flags & CLONE_NEWUSER) != 0;
-  BERTH_TRY(converse(c, parent_end, maps_on_clone, cfg.second_stage));
+  BERTH_TRY(converse(c, parent_end, maps_on_clone, cfg.second_stage || cfg.fork_init_last));
   return c.init_pid;
 }
 
