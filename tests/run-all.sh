@@ -33,17 +33,18 @@ step() {
 }
 
 # ---------------------------------------------------------------- packages, once
-# Every suite's packages in one apt-get run (each suite still installs what it lacks when
-# run on its own; a list here that falls behind a suite's costs time, not a failure):
-#   build and unit/integration/reliability/fuzz, the VM suites (qemu), conformance's runc
-#   bats subset (bats, the Go libraries its helpers import: conformance/runc-bats.sh) and
-#   runtime-tools suite (conformance/oci-suite.sh), the ecosystem engines
-#   (tests/ecosystem/run.sh) and the CRI path (tests/ecosystem/cri/run.sh).
-packages=(
+# Every suite's packages in two apt-get runs after one apt-get update (each suite still
+# installs what it lacks when run on its own; a list here that falls behind a suite's
+# costs time, not a failure). What the build needs first; the suites' packages (mostly
+# download and unpacking) are installed while berth builds.
+build_packages=(
   build-essential cmake pkg-config git ca-certificates libseccomp-dev libcap-dev libyajl-dev
   libmnl-dev libyaml-dev googletest libgtest-dev clang libclang-rt-14-dev busybox-static runc
-  crun iproute2 util-linux procps psmisc jq xz-utils qemu-system-x86 dpkg-dev
-  # conformance/runc-bats.sh
+  crun iproute2 util-linux procps psmisc jq xz-utils dpkg-dev
+)
+suite_packages=(
+  qemu-system-x86   # tests/vm
+  # conformance/runc-bats.sh: bats, and the Go libraries its helpers import
   bats gawk golang-go golang-dbus-dev golang-github-cilium-ebpf-dev
   golang-github-containerd-console-dev golang-github-coreos-go-systemd-dev
   golang-github-cpuguy83-go-md2man-v2-dev golang-github-cyphar-filepath-securejoin-dev
@@ -55,7 +56,7 @@ packages=(
   golang-github-hashicorp-go-multierror-dev golang-github-mrunalp-fileutils-dev
   golang-github-opencontainers-selinux-dev golang-github-xeipuuv-gojsonschema-dev
   golang-gocapability-dev golang-github-blang-semver-dev make
-  # tests/ecosystem/run.sh and cri/run.sh
+  # tests/ecosystem/run.sh and tests/ecosystem/cri/run.sh
   containerd docker.io podman conmon umoci skopeo containernetworking-plugins python3-grpcio
   python3-protobuf protobuf-compiler protobuf-compiler-grpc
 )
@@ -73,20 +74,19 @@ add_deb_src() {
   fi
 }
 
-step "installing packages"
+apt_install() {  # apt_install LOG PACKAGES...: prints how many were new
+  local log=$1
+  shift
+  apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "$@" >"$log" 2>&1 ||
+    { tail -n 20 "$log"; echo "apt-get install failed (each suite installs what it lacks)"; }
+  echo "$(grep -c '^Setting up ' "$log") packages newly installed ($log)"
+}
+
+step "installing packages for the build"
+mkdir -p build
 add_deb_src
 apt-get update -q >/dev/null
-# Without systemd, the engines' init scripts would start dockerd and containerd on the
-# host's default paths: no service starts while apt runs.
-made_policy=0
-if [ ! -e /usr/sbin/policy-rc.d ]; then
-  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d && made_policy=1
-fi
-mkdir -p build
-apt-get install -y -q --no-install-recommends "${packages[@]}" >build/apt.log 2>&1 ||
-  { tail -n 20 build/apt.log; echo "apt-get install failed (each suite installs what it lacks)"; }
-echo "packages newly installed: $(grep -c '^Setting up ' build/apt.log)"
-[ "$made_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
+apt_install build/apt.log "${build_packages[@]}"
 
 # ---------------------------------------------------------------- helpers
 count() {  # count <ctest log>: adds its totals
@@ -108,7 +108,7 @@ slowest_tests() {  # slowest_tests <ctest log> <title>: the 25 slowest, kept for
   local total
   total=$(sed -nE 's/^Total Test time \(real\) = +([0-9.]+) sec$/\1/p' "$1" | tail -1)
   slowest+=("$2 (${total:-?} s in all; the 25 slowest):" "$report")
-  printf '\n%s\n' "${slowest[@]: -2}"
+  printf '\n%s\n%s\n' "${slowest[@]: -2}"
 }
 
 ctest_run() {  # ctest_run <build dir> <log name> <title> ctest args...: runs, counts, reports
@@ -121,9 +121,23 @@ ctest_run() {  # ctest_run <build dir> <log name> <title> ctest args...: runs, c
 }
 
 # ---------------------------------------------------------------- build and suites
-step "build (-Werror)"
+step "build (-Werror), the suites' packages installing meanwhile"
+# Without systemd, the engines' init scripts would start dockerd and containerd on the
+# host's default paths: no service starts while apt runs.
+made_policy=0
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d && made_policy=1
+fi
+apt_start=$(date +%s)
+apt_install build/apt-suites.log "${suite_packages[@]}" >build/apt-suites.out 2>&1 &
+apt_pid=$!
 cmake -S . -B build -DBERTH_WERROR=ON -DBERTH_VM_RUNTIMES="runc;berth" >/dev/null &&
   cmake --build build -j"$jobs" 2>&1 | grep -E 'error|warning|Error'
+echo "build done after $(($(date +%s) - step_start)) s"
+wait "$apt_pid"
+cat build/apt-suites.out
+echo "suite packages done after $(($(date +%s) - apt_start)) s"
+[ "$made_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
 if [ ! -x build/berth ]; then echo "build failed"; echo "0 passed, 1 failed"; exit 1; fi
 
 step "ctest: unit, integration, conformance, vm, ecosystem (CI subsets; label full left out)"
