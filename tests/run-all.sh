@@ -9,7 +9,7 @@
 # where the time went: each step's wall time and the 25 slowest tests of each ctest run.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 export DEBIAN_FRONTEND=noninteractive
 jobs=$(nproc)
 fuzz_seconds=${BERTH_FUZZ_SECONDS:-10}   # per target; 13 targets (tests/fuzz/fuzz_*.cc)
