@@ -20,10 +20,19 @@ script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly build_recipe=3
 readonly source_package=runc
 
-# What the suite and its helpers need, as Debian packages. The helpers' Go
-# imports are runc's own build dependencies (installed with `apt-get build-dep`).
+# What the suite and its helpers need, as Debian packages. The helpers' Go imports
+# (GOPATH mode, /usr/share/gocode) are the packages that hold what `go list -deps` names
+# for recvtty, sd-helper and seccompagent (-tags seccomp: cgo, libseccomp): 13 of runc's
+# build dependencies. `apt-get build-dep runc` would add 31 more (debhelper, autotools,
+# criu, netlink...) that no helper imports.
 readonly run_packages=(bats jq gawk gcc libc6-dev busybox-static xz-utils tar iproute2
-  util-linux procps dpkg-dev golang-go)
+  util-linux procps dpkg-dev golang-go pkg-config libseccomp-dev
+  golang-dbus-dev golang-github-cilium-ebpf-dev golang-github-containerd-console-dev
+  golang-github-coreos-go-systemd-dev golang-github-cpuguy83-go-md2man-v2-dev
+  golang-github-cyphar-filepath-securejoin-dev golang-github-moby-sys-dev
+  golang-github-opencontainers-specs-dev golang-github-russross-blackfriday-v2-dev
+  golang-github-seccomp-libseccomp-golang-dev golang-github-sirupsen-logrus-dev
+  golang-github-urfave-cli-dev golang-golang-x-sys-dev)
 
 # The fast subset (--fast): whole files, chosen to cover every command the suite
 # knows (create/start/run/exec/kill/delete/state/list/ps/pause/events/update/spec)
@@ -101,7 +110,7 @@ missing_packages() {
   done
 }
 
-# apt-get source and build-dep need deb-src entries; the host's list may have only
+# apt-get source needs deb-src entries; the host's list may have only
 # binary ones. Adds them (same mirrors, same suites) in a file of their own.
 ensure_deb_src() {
   apt-get source --print-uris -qq "$source_package" >/dev/null 2>&1 && return 0
@@ -127,12 +136,6 @@ ensure_packages() {
       return 1
   fi
   ensure_deb_src || return 1
-  # The helpers import runc's libcontainer and its dependencies: runc's build-deps.
-  if apt-get -s build-dep "$source_package" 2>/dev/null | grep -q '^Inst '; then
-    say "installing runc's build dependencies (apt-get build-dep runc)"
-    DEBIAN_FRONTEND=noninteractive apt-get "${apt_wait[@]}" build-dep -y -qq "$source_package" >&2 ||
-      return 1
-  fi
 }
 
 # ---------------------------------------------------------------- source and helpers

@@ -116,13 +116,21 @@ const std::string& rootfs_template() {
     std::string script =
         "set -e; d=" + dir + "; mkdir -p $d/bin $d/sbin $d/usr/bin $d/usr/sbin $d/etc $d/proc $d/sys "
         "$d/dev $d/tmp $d/root $d/run $d/var/tmp $d/home; cp /bin/busybox $d/bin/busybox; "
-        "for a in $(/bin/busybox --list); do [ $a = busybox ] || ln -sf busybox $d/bin/$a; done; "
         "printf 'root:x:0:0:root:/root:/bin/sh\\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\\n"
         "user:x:1000:1000:user:/home/user:/bin/sh\\n' > $d/etc/passwd; "
         "printf 'root:x:0:\\nnogroup:x:65534:\\nuser:x:1000:\\nextra:x:2000:user\\n' > $d/etc/group; "
         "chmod 1777 $d/tmp $d/var/tmp";
     auto r = run_cmd({"/bin/sh", "-c", script});
-    if (r.code != 0) dir.clear();
+    // The applet links are made here, not by `ln` in the script: every test is a process
+    // of its own (gtest_discover_tests), and ~270 forks of ln cost seconds per test on a
+    // loaded CI machine.
+    auto applets = run_cmd({"/bin/busybox", "--list"});
+    std::istringstream names(applets.out);
+    std::error_code ec;
+    for (std::string a; r.code == 0 && !ec && std::getline(names, a);)
+      if (!a.empty() && a != "busybox" && a.find('/') == std::string::npos)
+        fs::create_symlink("busybox", dir + "/bin/" + a, ec);
+    if (r.code != 0 || applets.code != 0 || ec) dir.clear();
   });
   return dir;
 }
@@ -161,12 +169,40 @@ const bool kSubreaper = [] {
 
 Runtime::Runtime(std::string binary) : binary_(std::move(binary)), root_("berth-root") { (void)kSubreaper; }
 
+namespace {
+// The pid in `state` output (0 when there is none).
+int state_init_pid(const std::string& state) {
+  size_t at = state.find("\"pid\": ");
+  return at == std::string::npos ? 0 : std::atoi(state.c_str() + at + 7);
+}
+
+// Kills a running container's init and reaps until it is gone. The init and the processes
+// exec'd into the container are this process's children (the subreaper above); a pid
+// namespace's init cannot finish exiting before the namespace's other processes are
+// reaped, and both runtimes' `delete --force` then waits about 10 s for it.
+void kill_and_reap(const Runtime& rt, const std::string& id) {
+  auto st = rt({"state", id});
+  int pid = state_init_pid(st.out);
+  // Only a running one: a paused init dies when thawed, which `delete --force` does.
+  if (st.code != 0 || pid <= 0 || st.out.find("\"status\": \"running\"") == std::string::npos) return;
+  if (rt({"kill", id, "KILL"}).code != 0) return;
+  for (int waited = 0; waited < 3000 && ::kill(pid, 0) == 0; waited += 10) {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    ::usleep(10000);
+  }
+}
+}  // namespace
+
 Runtime::~Runtime() {
   auto ids = (*this)({"list", "-q"});
   std::istringstream in(ids.out);
   std::string id;
-  while (std::getline(in, id))
-    if (!id.empty()) (*this)({"delete", "--force", id});
+  while (std::getline(in, id)) {
+    if (id.empty()) continue;
+    kill_and_reap(*this, id);
+    (*this)({"delete", "--force", id});
+  }
   // Reap the adopted inits of this test's containers (the test waited for its own children).
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }
