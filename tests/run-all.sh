@@ -2,8 +2,9 @@
 # README command (b): on Debian 12, as root, installs what the tests need, builds berth
 # (-Werror), runs every suite through ctest — unit, integration (real containers),
 # conformance (OCI runtime-tools), vm (pure cgroup v2 + Soft-RoCE under qemu), ecosystem
-# (containerd, Docker, podman) — then the unit, integration and reliability suites again
-# under ASan+UBSan, and the libFuzzer targets for a bounded time. Ends with "N passed, N failed".
+# (containerd, Docker, podman), security (the attack suite) — then the unit, integration,
+# security and reliability suites again under ASan+UBSan, and the libFuzzer targets for a
+# bounded time. Ends with "N passed, N failed".
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -36,17 +37,17 @@ cmake -S . -B build -DBERTH_WERROR=ON -DBERTH_VM_RUNTIMES="runc;berth" >/dev/nul
   cmake --build build -j"$jobs" 2>&1 | grep -E 'error|warning|Error' ; build_ok=${PIPESTATUS[0]}
 if [ ! -x build/berth ]; then echo "build failed"; echo "0 passed, 1 failed"; exit 1; fi
 
-step "ctest: unit, integration, conformance, vm, ecosystem"
+step "ctest: unit, integration, security, conformance, vm, ecosystem"
 # Not the full runc integration suite (label runc-bats, 5 to 13 min per runtime): CI runs its fast
 # subset (conformance.runc-bats-fast.berth); `ctest -L runc-bats` runs the full one.
 ctest --test-dir build -LE '^runc-bats$' --output-on-failure --timeout 1800 2>&1 | tee build/ctest.log
 count build/ctest.log
 
-step "ASan + UBSan build: unit and integration"
+step "ASan + UBSan build: unit, integration and the attack suite"
 cmake -S . -B build-asan -DBERTH_WERROR=ON -DBERTH_SANITIZE="address;undefined" >/dev/null &&
-  cmake --build build-asan -j"$jobs" --target berth berth_unit_tests berth_integration_tests berth_reliability_tests 2>&1 | grep -E 'error|Error'
+  cmake --build build-asan -j"$jobs" --target berth berth_unit_tests berth_integration_tests berth_security_tests berth_reliability_tests 2>&1 | grep -E 'error|Error'
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan -L 'unit|integration' --output-on-failure 2>&1 | tee build-asan/ctest.log
+  ctest --test-dir build-asan -L 'unit|integration|security' --output-on-failure 2>&1 | tee build-asan/ctest.log
 count build-asan/ctest.log
 
 step "ASan + UBSan: reliability (50 kills, 30 containers)"
