@@ -11,31 +11,15 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <filesystem>
+#include <chrono>
 #include <sstream>
 
-#include "support/exec_helpers.h"
+#include "security/security_support.h"
 
 namespace berth::test {
 namespace {
 
-namespace fs = std::filesystem;
-
 bool have_strace() { return ::access("/usr/bin/strace", X_OK) == 0; }
-
-// The live (not zombie) processes whose pid namespace is `ns`.
-int live_in_pidns(const std::string& ns) {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (link_of("/proc/" + name + "/ns/pid") != ns) continue;
-    std::string stat = read_text("/proc/" + name + "/stat");
-    size_t paren = stat.rfind(')');
-    if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z') ++n;
-  }
-  return n;
-}
 
 bool cgroup_left(const std::string& path) {
   for (const char* h : {"cpu", "memory", "devices", "freezer", "pids", "systemd", "unified", ""})
@@ -66,7 +50,9 @@ void expect_clean_rollback(const Runtime& rt, Bundle& b, const std::string& id, 
                                    rt.binary(), "--root", rt.root(), "create", "--bundle", b.path()};
   if (k.fail_pid_file) argv.insert(argv.end(), {"--pid-file", trace_dir.path() + "/no/such/dir/pid"});
   argv.push_back(id);
+  auto start = std::chrono::steady_clock::now();
   auto r = run_cmd(argv);
+  std::printf("%s: create failed in %lld ms\n", k.name, static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count()));
   EXPECT_EQ(r.code, 1) << k.name << ": " << r.err;
   std::string log = read_text(trace);
   std::istringstream lines(log);
