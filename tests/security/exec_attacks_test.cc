@@ -2,7 +2,9 @@
 // than the init's (the tenant, see docs/exec.md): the runtime binary as the exec'd payload
 // (CVE-2019-5736), a cwd through a leaked fd and the fds the process holds (CVE-2024-21626),
 // capabilities added with `--cap` that must not become inheritable (CVE-2022-29162), and the
-// container's seccomp filter and no_new_privs, which every exec'd process must carry too.
+// container's seccomp filter and no_new_privs, which every exec'd process must carry too,
+// and process.oomScoreAdj, which a container that replaced its /proc must not deflect
+// (CVE-2025-52881 class).
 #include <gtest/gtest.h>
 
 #include "support/exec_helpers.h"
@@ -89,6 +91,32 @@ TEST(ExecAttacks, SeccompAndNoNewPrivsHoldInExecProcesses) {
   EXPECT_NE(r.out.find("rc=1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Seccomp:\t2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NoNewPrivs:\t1"), std::string::npos) << r.out;
+}
+
+// A container holding CAP_SYS_ADMIN covers its /proc with a tmpfs holding a writable
+// self/oom_score_adj. An exec whose process asks for oomScoreAdj 777 must still get it:
+// had the write gone through the container's /proc, it would land in the fake file and the
+// process keep the caller's value.
+TEST(ExecAttacks, OomScoreAdjIsNotDeflectedByAFakeProc) {
+  Runtime rt;
+  std::vector<std::string> caps = {"CAP_SYS_ADMIN"};  // raising oom_score_adj needs nothing more
+  Container c(rt, "sec-exec-oom", [&](spec::Spec& s) {
+    s.process->capabilities = spec::Capabilities{caps, caps, {}, caps, {}};
+  });
+  ASSERT_EQ(c.started().code, 0) << c.started().err;
+  auto faked = c.exec({}, {"sh", "-c", "mount -t tmpfs fake /proc && mkdir /proc/self && echo 0 > /proc/self/oom_score_adj"});
+  ASSERT_EQ(faked.code, 0) << faked.err;
+  spec::Process p;
+  p.args = {"sh", "-c", "umount /proc && cat /proc/self/oom_score_adj"};
+  p.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  p.cwd = "/";
+  p.capabilities = spec::Capabilities{caps, caps, {}, caps, {}};
+  p.oom_score_adj = 777;
+  TempDir d("berth-exec-oom");
+  write_text(d.path() + "/process.json", spec::to_json(p));
+  auto r = c.exec({"--process", d.path() + "/process.json"}, {});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "777\n") << "the oomScoreAdj write was deflected";
 }
 
 }  // namespace
