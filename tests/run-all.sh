@@ -2,10 +2,10 @@
 # README command (b): on Debian 12, as root, installs what the tests need, builds berth
 # (-Werror), runs every suite's CI subset through ctest — unit, integration (real
 # containers), conformance (OCI runtime-tools, runc's bats fast subset), vm (pure cgroup v2 +
-# Soft-RoCE under qemu), ecosystem (containerd, Docker, podman, the CRI path) — then the unit,
-# integration and reliability suites again under ASan+UBSan, and the libFuzzer targets for a
-# bounded time. Tests labelled `full` (a suite's complete run, whose representative subset CI
-# runs) are left out: docs/testing.md. Ends with "N passed, N failed", after a report of
+# Soft-RoCE under qemu), ecosystem (containerd, Docker, podman, the CRI path), security (the
+# attack suite) — then the unit, integration, security and reliability suites again under
+# ASan+UBSan, and the libFuzzer targets for a bounded time. Tests labelled `full` (a suite's
+# complete run, whose representative subset CI runs) are left out: docs/testing.md. Ends with "N passed, N failed", after a report of
 # where the time went: each step's wall time and the 25 slowest tests of each ctest run.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,7 +40,7 @@ step() {
 build_packages=(
   build-essential cmake pkg-config git ca-certificates libseccomp-dev libcap-dev libyajl-dev
   libmnl-dev libyaml-dev googletest libgtest-dev clang libclang-rt-14-dev busybox-static runc
-  crun iproute2 util-linux procps psmisc jq xz-utils dpkg-dev
+  crun iproute2 util-linux procps psmisc strace jq xz-utils dpkg-dev
 )
 suite_packages=(
   qemu-system-x86   # tests/vm
@@ -140,21 +140,21 @@ echo "suite packages done after $(($(date +%s) - apt_start)) s"
 [ "$made_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
 if [ ! -x build/berth ]; then echo "build failed"; echo "0 passed, 1 failed"; exit 1; fi
 
-step "ctest: unit, integration, conformance, vm, ecosystem (CI subsets; label full left out)"
+step "ctest: unit, integration, security, conformance, vm, ecosystem (CI subsets; label full left out)"
 # Not the suites' full runs (label full, e.g. runc's whole bats suite, 5 to 13 min per
 # runtime): CI runs their subsets (conformance.runc-bats-fast.berth); `ctest -L full` runs them.
 ctest_run build ctest.log "ctest" -LE '^full$' --timeout 1800
 
 step "ASan + UBSan build"
 cmake -S . -B build-asan -DBERTH_WERROR=ON -DBERTH_SANITIZE="address;undefined" >/dev/null &&
-  cmake --build build-asan -j"$jobs" --target berth berth_unit_tests berth_integration_tests berth_reliability_tests 2>&1 | grep -E 'error|Error'
+  cmake --build build-asan -j"$jobs" --target berth berth_unit_tests berth_integration_tests berth_security_tests berth_reliability_tests 2>&1 | grep -E 'error|Error'
 
-step "ASan + UBSan: unit and integration"
+step "ASan + UBSan: unit, integration and the attack suite"
 # The visibility attack repeats a race 200 times per case in the normal run; under ASan the
 # point is memory errors on the same paths, which 50 rounds exercise as well (docs/testing.md).
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   BERTH_VISIBILITY_ITERATIONS=${BERTH_ASAN_VISIBILITY_ITERATIONS:-50} \
-  ctest_run build-asan ctest.log "ASan ctest: unit and integration" -L 'unit|integration' -LE '^full$'
+  ctest_run build-asan ctest.log "ASan ctest: unit, integration, security" -L 'unit|integration|security' -LE '^full$'
 
 step "ASan + UBSan: reliability (50 kills, 30 containers)"
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -2,6 +2,7 @@
 // state directory and record exist before anything they describe, the init's pid is
 // recorded as soon as it exists, and a Rollback undoes every step of a failed create.
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <signal.h>
@@ -82,13 +83,31 @@ struct Creation {
   ContainerRecord record;
   std::optional<container::ContainerDir> dir;
   container::CgroupSetup cg;
-  Rollback undo;
   OwnedPid init;        // the cloned child (stage one)
   pid_t init_pid = 0;   // the container's init (stage two if any)
-  UniqueFd init_pidfd;
+  UniqueFd init_pidfd;  // always names the container's init, whichever stage it is
   UniqueFd console;
   linux::NetnsMoves moves;  // linux.netDevices and RDMA devices, moved at kHooks
+  // Declared last, so destroyed first: its steps still find the init, its pidfd and the
+  // cgroups they undo (create_container also runs it explicitly on failure).
+  Rollback undo;
 };
+
+// The init's undo step. The first step of every rollback: the cgroups can only go once it
+// is dead. Only ever through a pidfd: a forked init is not our child, and after kPid stage
+// one is reaped, so either pid number may already belong to another process.
+void kill_init(Creation& c) {
+  if (c.init_pidfd && c.init_pid != c.init.pid()) {
+    if (::syscall(SYS_pidfd_send_signal, c.init_pidfd.get(), SIGKILL, nullptr, 0) == 0) {
+      // Not our child, so no waitpid: the pidfd turns readable once it has exited, and
+      // then it has left its cgroups.
+      pollfd p{c.init_pidfd.get(), POLLIN, 0};
+      while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  c.init.kill_and_reap();  // stage one, while it is still ours (through its pidfd)
+}
 
 Status record_pid(Creation& c, pid_t pid) {
   c.init_pid = pid;
@@ -131,9 +150,12 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool forks_init) {
       case Msg::kPid:
         // Stage one handed over to the init it forked and exits: reap it, follow the new
         // init, and let it go on (everything it reports from now on names its pid).
+        // Its pidfd comes with the message, made by its parent while it could not have
+        // been reaped: from here on the undo step signals only through it.
+        if (!m.fd) return Error::generic("sync: the container init's pid came without its pidfd");
+        c.init_pidfd = std::move(m.fd);
         c.init.wait();
         BERTH_TRY(record_pid(c, static_cast<pid_t>(m.value)));
-        c.init_pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, c.init_pid, 0)));
         pid_pending = false;
         BERTH_TRY(container::process::send(sock, Msg::kGo));
         break;
@@ -218,11 +240,8 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   }, &in_cgroup));
   socks.second.reset();
   fifo.reset();
-  c.undo.push([&c] {
-    if (c.init_pid > 0 && c.init_pid != c.init.pid()) ::kill(c.init_pid, SIGKILL);
-    c.init.kill_and_reap();
-  });
   c.init_pidfd.reset(::fcntl(c.init.pidfd(), F_DUPFD_CLOEXEC, 0));  // hooks must not inherit it
+  c.undo.push([&c] { kill_init(c); });
   BERTH_TRY(record_pid(c, c.init.pid()));
   Phases t("create");
   if (!in_cgroup) BERTH_TRY(container::join_cgroups(c.cg, c.init.pid()));
@@ -276,9 +295,12 @@ Status create_steps(Creation& c) {
 }  // namespace
 
 Result<Created> create_container(const CreateOptions& o) {
-  Creation c{o, {}, {}, {}, {}, {}, {}, 0, {}, {}, {}};
+  Creation c{o, {}, {}, {}, {}, {}, 0, {}, {}, {}, {}};
   auto st = create_steps(c);
-  if (!st) return std::move(st).error();
+  if (!st) {
+    c.undo.run();  // init, cgroups, state directory: in that order, while all still exist
+    return std::move(st).error();
+  }
   c.undo.commit();
   Created out;
   out.pid = c.init_pid;

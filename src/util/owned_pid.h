@@ -4,8 +4,10 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <utility>
@@ -49,9 +51,11 @@ class OwnedPid {
     pidfd_.reset();
     return r < 0 ? -1 : status;
   }
+  // Through the pidfd where there is one: the signal can only reach this process. (An
+  // unreaped child's pid cannot be reused either, but the pidfd says so by construction.)
   void kill_and_reap() {
     if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
+    if (!pidfd_ || ::syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0) < 0) ::kill(pid_, SIGKILL);
     wait();
   }
 

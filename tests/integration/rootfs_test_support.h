@@ -1,7 +1,8 @@
-// Shared by the rootfs and CVE integration tests: a fixture that proves no host mount is
-// left behind and removes the test cgroups, running a container under an explicit
-// linux.cgroupsPath (/berth-test/rootfs/<id>: never nested under the caller's cgroup), and
-// mountinfo as the container sees it, parsed and normalized for comparisons.
+// Shared by the rootfs integration tests and the attack suite (tests/security): a fixture
+// that proves no host mount is left behind and removes the test cgroups, running a
+// container under an explicit linux.cgroupsPath (/berth-test/rootfs/<id>: never nested
+// under the caller's cgroup), and mountinfo as the container sees it, parsed and
+// normalized for comparisons.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -185,7 +185,8 @@ int fork_init_last(InitConfig& cfg) {
     (void)send_error(cfg.sync_fd, std::move(init).error().context("fork the init into the pid namespace"));
     return 1;
   }
-  (void)send(cfg.sync_fd, Msg::kPid, init->pid());
+  // With its pidfd: the parent must never have to name a process it does not own by number.
+  (void)send(cfg.sync_fd, Msg::kPid, init->pid(), "", init->pidfd());
   init->release();  // it is the container now; we exit and it is reparented
   return 0;
 }
@@ -241,7 +242,7 @@ int init_main(InitConfig& cfg) {
     (void)send_error(cfg.sync_fd, std::move(second).error().context("fork second stage"));
     return 1;
   }
-  (void)send(cfg.sync_fd, Msg::kPid, second->pid());
+  (void)send(cfg.sync_fd, Msg::kPid, second->pid(), "", second->pidfd());
   second->release();  // it is the container now; we exit and it is reparented
   return 0;
 }

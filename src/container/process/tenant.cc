@@ -1,9 +1,10 @@
 // The exec tenant (see tenant.h). The intermediate: wait for the parent (cgroup joined),
-// join every namespace of the init at once, then fork the process itself into the pid
-// namespace, report it (kPid) and exit. The process: wait for the parent to adopt it, new
-// session, `--user NAME` from the container's /etc/passwd, process attributes
-// (process.rlimits, oomScoreAdj, scheduler, ioPriority, the session keyring,
-// linux.personality, linux.memoryPolicy), the pty, then the payload (payload.cc).
+// set process.oomScoreAdj (inherited across fork), join every namespace of the init at
+// once, then fork the process itself into the pid namespace, report it (kPid) and exit.
+// The process: wait for the parent to adopt it, new session, `--user NAME` from the
+// container's /etc/passwd, process attributes (process.rlimits, scheduler, ioPriority, the
+// session keyring, linux.personality, linux.memoryPolicy), the pty, then the payload
+// (payload.cc).
 #include "container/process/tenant.h"
 
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include "container/process/spawn.h"
 #include "container/process/sync.h"
 #include "linux/namespaces.h"
+#include "linux/process_attrs.h"
 #include "linux/sys.h"
 #include "linux/users.h"
 #include "util/file.h"
@@ -104,6 +106,14 @@ Result<OwnedPid> enter(TenantConfig& t) {
   // (CVE-2019-5736).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
+  // process.oomScoreAdj here, through the host's /proc, and inherited by the process we
+  // fork: written after the joins it would go through the container's /proc, which a
+  // container holding CAP_SYS_ADMIN can replace, leaving the process with the caller's
+  // value (a shim's is often -998) instead (CVE-2025-52881 class).
+  if (cfg.process.oom_score_adj) {
+    BERTH_TRY(linux::set_oom_score_adj(*cfg.process.oom_score_adj));
+    cfg.process.oom_score_adj.reset();
+  }
   BERTH_TRY(join_namespaces(t).context("join namespaces of the container"));
   // The init's pidfd is of no use to the process: it leaves with us.
   ::close(t.init_pidfd);
