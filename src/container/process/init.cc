@@ -101,7 +101,11 @@ Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
     OciState s = cfg.state;
     s.pid = host_pid();
     s.status = "creating";
-    BERTH_TRY(run_hooks("createContainer", cfg.create_container_hooks, oci_state_json(s, false)));
+    // Without `env`, an empty environment, never the process's (runc 1.1 passes that):
+    // these are host binaries, cwd in the rootfs, and an image's LD_PRELOAD=./x.so would
+    // run its code in them on the host (CVE-2025-23266). See docs/architecture.md.
+    const std::vector<std::string> none;
+    BERTH_TRY(run_hooks("createContainer", cfg.create_container_hooks, oci_state_json(s, false), "", &none));
   }
   BERTH_TRY(fs.pivot());
   t.mark("pivot");
