@@ -108,7 +108,10 @@ struct Mount {
 struct Hook {
   std::string path;
   std::vector<std::string> args;
-  std::vector<std::string> env;
+  // Absent: the environment of whoever runs the hook, as in runc (Go's exec with a nil
+  // Env): the runtime's own for the runtime's hooks, the process's for startContainer;
+  // createContainer gets none (CVE-2025-23266). Present, even empty: exactly this.
+  std::optional<std::vector<std::string>> env;
   std::optional<int64_t> timeout;  // seconds
   bool operator==(const Hook&) const = default;
 };

@@ -158,11 +158,14 @@ static Status write_pid(const Dir& d, pid_t pid) {
 Status Manager::add_process(pid_t pid) {
   for (const auto& h : hiers_) {
     Dir d = dir(h.names.front());
-    if (!d.valid()) return Error::sys(errno, "open " + h.path).context("add process to cgroup");
+    // runc's wording ("adding pid N to cgroups: ...: <dir>/cgroup.procs: no such file"):
+    // runc's exec tests and scripts match it for an `exec --cgroup` sub-cgroup that is gone.
+    std::string what = "adding pid " + std::to_string(pid) + " to cgroups";
+    if (!d.valid()) return Error::sys(errno, "open " + h.path + "/cgroup.procs").context(what);
     auto st = write_pid(d, pid);
     if (!st) {
       if (rootless_ && !explicit_path_ && permission_error(st.error().err())) continue;
-      return std::move(st).context("add process " + std::to_string(pid) + " to cgroup");
+      return std::move(st).context(what);
     }
   }
   return ok();

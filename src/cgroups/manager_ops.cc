@@ -1,12 +1,19 @@
 // Manager operations on a placed container: writing limits (create and update, per
 // layout), pause/resume, statistics and OOM notification.
 #include <cerrno>
+#include <string_view>
 
 #include "cgroups/manager.h"
 #include "cgroups/v1/v1.h"
 #include "cgroups/v2/v2.h"
 
 namespace berth::cgroups {
+namespace {
+
+// runc's text (libcontainer's ErrV1NoUnified).
+constexpr std::string_view kV1NoUnified = "invalid configuration: cannot use unified on cgroup v1";
+
+}  // namespace
 
 Status Manager::apply(const spec::Resources& r, const std::vector<DeviceRule>* devices, bool update) {
   SetContext ctx{r, devices, update};
@@ -16,11 +23,16 @@ Status Manager::apply(const spec::Resources& r, const std::vector<DeviceRule>* d
 
 Status Manager::apply_v1(const SetContext& ctx) {
   if (!ctx.r.unified.empty()) {
-    // Hybrid hosts have a cgroup2 directory for the container: unified keys go there.
+    // Hybrid hosts have a cgroup2 directory for the container: unified keys go there
+    // (runc 1.1 refuses them on any non-v2 host). Where that cannot work, berth says it
+    // with runc's words: engines and runc's own tests match "invalid configuration".
     Dir u = dir("");
     if (layout_ != Layout::kHybrid || !u.valid())
-      return Error::unsupported("linux.resources.unified: cgroup v1 does not support unified resources");
-    BERTH_TRY(v2::set_unified(u, ctx.r.unified));
+      return Error::invalid_spec(std::string(kV1NoUnified));
+    auto st = v2::set_unified(u, ctx.r.unified);
+    if (!st && st.error().kind() == ErrorKind::kUnsupported)
+      return Error::invalid_spec(std::string(kV1NoUnified) + ": " + st.error().message());
+    BERTH_TRY(std::move(st));
   }
   for (const auto* c : v1::controllers()) {
     Dir d = dir(c->name);

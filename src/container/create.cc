@@ -128,7 +128,23 @@ Result<linux::NetnsMoves> network_moves(const spec::Spec& spec) {
 }
 
 // The parent's side of the set-up conversation with the init.
-Status converse(Creation& c, int sock, bool maps_on_clone, bool forks_init) {
+// The init's bind sources, opened as root on the host's side but in the init's own mount
+// namespace (see linux/rootfs/idmap.h), before it mounts anything. One that cannot be
+// opened that way (a magic link) goes without an fd: the init binds it as before.
+Status send_bind_sources(const Creation& c, int sock, const linux::rootfs::RootfsPlan* plan) {
+  if (!plan) return Error::generic("sync: bind sources asked for without a mount namespace");
+  auto& sys = linux::real_sys();
+  BERTH_ASSIGN(UniqueFd root, sys.openat2(AT_FDCWD, "/proc/" + std::to_string(c.init_pid) + "/root",
+                                          O_PATH | O_DIRECTORY, 0, 0));
+  for (size_t i : linux::rootfs::runtime_opened_binds(*plan)) {
+    auto src = linux::rootfs::open_bind_source(sys, root.get(), *plan, i);
+    if (!src) log::debug("bind source " + plan->mounts[i].source + ": " + src.error().message() + "; the init binds it");
+    BERTH_TRY(container::process::send(sock, Msg::kMountSource, static_cast<int64_t>(i), "", src ? src->get() : -1));
+  }
+  return container::process::send(sock, Msg::kGo);
+}
+
+Status converse(Creation& c, int sock, bool maps_on_clone, bool forks_init, const linux::rootfs::RootfsPlan* plan) {
   // With a second stage, stage one reports the real init (kPid) and exits while the init
   // carries on over the same socket. The init waits for our go after kPid, so its kReady
   // cannot overtake kPid; one that did would make `create` name stage one in the pid file
@@ -180,6 +196,9 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool forks_init) {
         // The agent gets the listener with the state as hooks see it; no listener, no create.
         BERTH_TRY(seccomp::send_to_listener(m.fd.get(), *c.spec.linux->seccomp, hook_state(c.record, "creating"), c.init_pid));
         BERTH_TRY(container::process::send(sock, Msg::kGo));
+        break;
+      case Msg::kMountSources:
+        BERTH_TRY(send_bind_sources(c, sock, plan));
         break;
       case Msg::kReady:
         if (pid_pending) return Error::generic("sync: the container init reported ready before its pid");
@@ -247,7 +266,8 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   if (!in_cgroup) BERTH_TRY(container::join_cgroups(c.cg, c.init.pid()));
   t.mark("init joined the cgroups");
   bool maps_on_clone = (cfg.clone_flags & CLONE_NEWUSER) != 0;
-  BERTH_TRY(converse(c, parent_end, maps_on_clone, cfg.second_stage || cfg.fork_init_last));
+  const linux::rootfs::RootfsPlan* plan = cfg.rootfs ? &*cfg.rootfs : nullptr;
+  BERTH_TRY(converse(c, parent_end, maps_on_clone, cfg.second_stage || cfg.fork_init_last, plan));
   return c.init_pid;
 }
 

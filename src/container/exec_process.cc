@@ -165,7 +165,9 @@ Result<std::map<std::string, std::string>> apply_sub_cgroups(const std::map<std:
     if (!sub && subs.count("")) sub = subs.at("");
     if (!sub) continue;
     std::string joined = linux::clean_path(dir + "/" + *sub);
-    if (joined != dir && !str::starts_with(joined, dir + "/")) return Error::invalid_argument("bad sub cgroup path: " + *sub);
+    // runc 1.1's text, which runc's exec tests match (runc 1.2 says "bad sub cgroup path").
+    if (joined != dir && !str::starts_with(joined, dir + "/"))
+      return Error::invalid_argument(*sub + " is not a sub cgroup path");
     for (const auto& n : names) out[n] = joined;
   }
   return out;

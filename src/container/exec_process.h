@@ -26,8 +26,8 @@ Result<ExecProcess> exec_process(const ExecOptions& o, const spec::Spec& config,
 Result<std::map<std::string, std::string>> parse_sub_cgroups(const std::vector<std::string>& args);
 
 // The container's cgroup paths (controller → dir, "" = unified) with the sub-cgroups
-// applied. A sub-cgroup must stay inside the container's cgroup ("bad sub cgroup path");
-// controllers sharing a hierarchy (cpu,cpuacct) move together.
+// applied. A sub-cgroup must stay inside the container's cgroup (runc 1.1's text: "<path>
+// is not a sub cgroup path"); controllers sharing a hierarchy (cpu,cpuacct) move together.
 Result<std::map<std::string, std::string>> apply_sub_cgroups(const std::map<std::string, std::string>& paths,
                                                              const std::map<std::string, std::string>& subs);
 

@@ -34,7 +34,7 @@ struct Pipes {
   }
 };
 
-int exec_hook(const spec::Hook& hook, Pipes& p, const std::string& cwd) {
+int exec_hook(const spec::Hook& hook, Pipes& p, const std::string& cwd, const std::vector<std::string>* inherit) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -50,10 +50,12 @@ int exec_hook(const spec::Hook& hook, Pipes& p, const std::string& cwd) {
     return 127;
   }
   std::vector<std::string> args = hook.args.empty() ? std::vector<std::string>{hook.path} : hook.args;
-  std::vector<std::string> env = hook.env;
   auto argv = c_strings(args);
+  // Without `env`, runc's hook inherits (Go's exec with a nil Env): runc's environment, or
+  // the process's for the hooks its init runs. Hooks like nvidia's read PATH from it.
+  std::vector<std::string> env = hook.env ? *hook.env : inherit ? *inherit : std::vector<std::string>{};
   auto envp = c_strings(env);
-  ::execve(hook.path.c_str(), argv.data(), envp.data());
+  ::execve(hook.path.c_str(), argv.data(), hook.env || inherit ? envp.data() : ::environ);
   std::string msg = "exec " + hook.path + ": " + Error::sys(errno, "").message() + "\n";
   (void)file::write_all(2, msg);
   return 127;
@@ -78,11 +80,12 @@ void write_state(int fd, const std::string& state_json) {
 
 }  // namespace
 
-Status run_hook(const spec::Hook& hook, const std::string& state_json, const std::string& cwd) {
+Status run_hook(const spec::Hook& hook, const std::string& state_json, const std::string& cwd,
+                const std::vector<std::string>* inherit) {
   Pipes p;
   if (::pipe2(p.in, O_CLOEXEC) < 0 || ::pipe2(p.out, O_CLOEXEC) < 0 || ::pipe2(p.err, O_CLOEXEC) < 0)
     return Error::sys(errno, "pipe");
-  BERTH_ASSIGN(OwnedPid child, process::fork_child([&] { return exec_hook(hook, p, cwd); }));
+  BERTH_ASSIGN(OwnedPid child, process::fork_child([&] { return exec_hook(hook, p, cwd, inherit); }));
   ::close(p.in[0]), p.in[0] = -1;
   ::close(p.out[1]), p.out[1] = -1;
   ::close(p.err[1]), p.err[1] = -1;
@@ -126,9 +129,9 @@ Status run_hook(const spec::Hook& hook, const std::string& state_json, const std
 }
 
 Status run_hooks(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state_json,
-                 const std::string& cwd) {
+                 const std::string& cwd, const std::vector<std::string>* inherit) {
   for (size_t i = 0; i < hooks.size(); ++i)
-    BERTH_TRY(run_hook(hooks[i], state_json, cwd).with_context([&] {
+    BERTH_TRY(run_hook(hooks[i], state_json, cwd, inherit).with_context([&] {
       return std::string("error running ") + kind + " hook #" + std::to_string(i);
     }));
   return ok();

@@ -13,9 +13,12 @@ namespace berth::container {
 
 // `cwd`: the hook's working directory ("" = ours). runc runs the runtime's hooks from the
 // bundle directory (its own cwd after `create -b`); hooks with relative paths depend on it.
-Status run_hook(const spec::Hook& hook, const std::string& state_json, const std::string& cwd = "");
+// `inherit`: the environment a hook without `env` gets (nullptr = ours; see
+// spec::Hook::env for who gets what).
+Status run_hook(const spec::Hook& hook, const std::string& state_json, const std::string& cwd = "",
+                const std::vector<std::string>* inherit = nullptr);
 // Runs each hook in order; the first failure stops and is returned, naming the hook kind.
 Status run_hooks(const char* kind, const std::vector<spec::Hook>& hooks, const std::string& state_json,
-                 const std::string& cwd = "");
+                 const std::string& cwd = "", const std::vector<std::string>* inherit = nullptr);
 
 }  // namespace berth::container

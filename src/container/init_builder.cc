@@ -196,6 +196,8 @@ Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOpti
   // Idmapped binds are cut here, while the runtime still holds CAP_SYS_ADMIN over their
   // filesystems; the init inherits them (see linux/rootfs/idmap.h).
   BERTH_TRY(linux::rootfs::prepare_idmapped_mounts(linux::real_sys(), plan));
+  // Rootless, the runtime reaches no more than the init does (runc passes no sources then).
+  c.sources_from_runtime = plan.user_ns && ::geteuid() == 0 && !linux::rootfs::runtime_opened_binds(plan).empty();
   c.rootfs = std::move(plan);
   return b;
 }

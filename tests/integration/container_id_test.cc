@@ -26,7 +26,7 @@ int entries(const std::string& dir) {
 }
 
 TEST_F(ContainerIds, TwoHundredFiftyFiveCharactersWorkAsInRunc) {
-  Runtime berth, runc{"/usr/sbin/runc"};
+  Runtime berth, runc{runc_binary()};
   std::vector<std::string> perms;
   for (Runtime* rt : runtimes(berth, runc)) {
     SCOPED_TRACE(rt->binary());
@@ -56,7 +56,7 @@ TEST_F(ContainerIds, TwoHundredFiftyFiveCharactersWorkAsInRunc) {
 }
 
 TEST_F(ContainerIds, LongerIdsAreRefusedByTheFileSystemAsInRunc) {
-  Runtime berth, runc{"/usr/sbin/runc"};
+  Runtime berth, runc{runc_binary()};
   const std::string id(256, 'k');
   for (Runtime* rt : runtimes(berth, runc)) {
     SCOPED_TRACE(rt->binary());

@@ -32,7 +32,7 @@ class ExecFlags : public ::testing::Test {
   }
 
   Runtime berth_;
-  Runtime runc_{"/usr/sbin/runc"};
+  Runtime runc_{runc_binary()};
   std::unique_ptr<Container> berth_c_, runc_c_;
 };
 

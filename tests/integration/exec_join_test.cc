@@ -47,7 +47,7 @@ TEST(ExecJoin, SameNamespacesAndCgroupAsTheInit) {
   EXPECT_TRUE(inner_pid > 1 && inner_pid < 10) << r.out;
   EXPECT_EQ(r.out.substr(r.out.find('\n') + 1), "berth\n/\n0\n");
   if (have_runc()) {
-    Runtime runc("/usr/sbin/runc");
+    Runtime runc(runc_binary());
     Container rc(runc, "r-join", with_cgroup_ns);
     ASSERT_EQ(rc.started().code, 0) << rc.started().err;
     expect_same_namespaces_and_cgroup(rc);
@@ -103,7 +103,7 @@ TEST(ExecJoin, SubCgroups) {
   EXPECT_EQ(berth({"delete", "--force", "b-subcg"}).code, 0);
   ::rmdir((mem + "/sub").c_str());
   if (have_runc()) {
-    Runtime runc("/usr/sbin/runc");
+    Runtime runc(runc_binary());
     Container rc(runc, "r-subcg");
     ASSERT_EQ(rc.started().code, 0);
     std::string rmem = "/sys/fs/cgroup/memory/berth-test/r-subcg";
@@ -131,7 +131,7 @@ TEST(ExecJoin, StoppedContainerIsRefused) {
   auto none = berth({"exec", "nosuch", "true"});
   EXPECT_EQ(none.code, 255);
   EXPECT_NE(none.err.find("container does not exist"), std::string::npos) << none.err;
-  if (have_runc()) expect_stopped_refused(Runtime("/usr/sbin/runc"), "r-stopped");
+  if (have_runc()) expect_stopped_refused(Runtime(runc_binary()), "r-stopped");
 }
 
 // Paused by freezing the container's cgroup; resumed a second later while an
@@ -157,7 +157,7 @@ void expect_paused_behaviour(const Runtime& rt, const std::string& id) {
 TEST(ExecJoin, PausedContainerNeedsIgnorePaused) {
   Runtime berth;
   expect_paused_behaviour(berth, "b-paused");
-  if (have_runc()) expect_paused_behaviour(Runtime("/usr/sbin/runc"), "r-paused");
+  if (have_runc()) expect_paused_behaviour(Runtime(runc_binary()), "r-paused");
 }
 
 TEST(ExecJoin, CreatedContainerAcceptsExec) {

@@ -11,8 +11,6 @@
 namespace berth::test {
 namespace {
 
-std::string runc_binary() { return ::access("/usr/sbin/runc", X_OK) == 0 ? "/usr/sbin/runc" : "/usr/bin/runc"; }
-
 constexpr const char* kMountinfo = "cat /proc/self/mountinfo";
 
 struct Case {

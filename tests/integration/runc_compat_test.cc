@@ -43,7 +43,7 @@ struct PreCgroup {
 
 TEST(RuncCompat, FrozenExistingCgroupIsRefused) {
   if (!v1_host()) GTEST_SKIP() << "no v1 freezer and devices hierarchies on this host";
-  Runtime berth, runc{"/usr/sbin/runc"};
+  Runtime berth, runc{runc_binary()};
   for (Runtime* rt : runtimes(berth, runc)) {
     Bundle b;
     b.script("sleep 30");
@@ -60,7 +60,7 @@ TEST(RuncCompat, FrozenExistingCgroupIsRefused) {
 
 TEST(RuncCompat, NonEmptyExistingCgroupWarns) {
   if (!v1_host()) GTEST_SKIP() << "no v1 freezer and devices hierarchies on this host";
-  Runtime berth, runc{"/usr/sbin/runc"};
+  Runtime berth, runc{runc_binary()};
   for (Runtime* rt : runtimes(berth, runc)) {
     Bundle b;
     b.script("sleep 30");
@@ -88,7 +88,7 @@ TEST(RuncCompat, NonEmptyExistingCgroupWarns) {
 // runc loads the filter before its init waits for `start`, so startContainer hooks (run
 // by the init, inside the container) see it, with and without noNewPrivileges.
 TEST(RuncCompat, StartContainerHooksRunUnderTheSeccompFilter) {
-  Runtime berth, runc{"/usr/sbin/runc"};
+  Runtime berth, runc{runc_binary()};
   for (bool nnp : {true, false}) {
     std::string expected;
     for (Runtime* rt : runtimes(berth, runc)) {
@@ -117,7 +117,7 @@ TEST(RuncCompat, StartContainerHooksRunUnderTheSeccompFilter) {
 // `--cgroup ctrl[,ctrl]:SUB` only in those.
 TEST(RuncCompat, ExecIntoV1SubCgroups) {
   if (!v1_host()) GTEST_SKIP() << "no v1 hierarchies on this host";
-  Runtime berth, runc{"/usr/sbin/runc"};
+  Runtime berth, runc{runc_binary()};
   for (Runtime* rt : runtimes(berth, runc)) {
     Container c(*rt, "sub");
     ASSERT_EQ(c.started().code, 0) << c.started().err;
@@ -159,7 +159,7 @@ TEST(RuncCompat, ExecIntoV1SubCgroups) {
 // Engines pass capability lists newer than the host (or than the runtime), and configs
 // with any ociVersion; runc runs them (unknown capabilities dropped with a warning).
 TEST(RuncCompat, UnknownCapabilitiesAndAnyOciVersionAreAccepted) {
-  Runtime berth, runc{"/usr/sbin/runc"};
+  Runtime berth, runc{runc_binary()};
   for (Runtime* rt : runtimes(berth, runc)) {
     Bundle b;
     b.spec().process->capabilities->bounding.push_back("CAP_NOPE");
@@ -194,7 +194,7 @@ TEST(RuncCompat, UnknownCapabilitiesAndAnyOciVersionAreAccepted) {
 // Access strings as runc takes them: any order, repeats, stray characters skipped.
 TEST(RuncCompat, DeviceAccessVariants) {
   if (!v1_host()) GTEST_SKIP() << "no v1 devices hierarchy on this host";
-  Runtime berth, runc{"/usr/sbin/runc"};
+  Runtime berth, runc{runc_binary()};
   for (Runtime* rt : runtimes(berth, runc)) {
     for (auto [access, listed] : std::vector<std::pair<std::string, std::string>>{
              {"rwm", "rwm"}, {"mwr", "rwm"}, {"rrw", "rw"}, {"rwmx", "rwm"}, {"rw m", "rwm"}, {"mm", "m"}}) {
@@ -227,7 +227,7 @@ TEST(RuncCompat, DeviceAccessVariants) {
 // runc: a created container can be paused; it then says "paused", start refuses it at
 // once, resume makes it created again, and kill KILL thaws and stops it.
 TEST(RuncCompat, PauseOfACreatedContainer) {
-  Runtime berth, runc{"/usr/sbin/runc"};
+  Runtime berth, runc{runc_binary()};
   auto status = [](const Runtime& rt, const std::string& id) {
     std::string out = rt({"state", id}).out;
     size_t at = out.find("\"status\": \"");

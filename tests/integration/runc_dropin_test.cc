@@ -15,14 +15,12 @@
 namespace berth::test {
 namespace {
 
-const char* const kRunc = "/usr/sbin/runc";
-
 // berth always, runc when installed: each gets its own Runtime (state root) and bundle.
 void for_each_runtime(const std::function<void(const Runtime&, const std::string& name)>& f) {
   Runtime berth;
   f(berth, "berth");
   if (have_runc()) {
-    Runtime runc(kRunc);
+    Runtime runc(runc_binary());
     f(runc, "runc");
   }
 }

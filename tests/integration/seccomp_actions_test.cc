@@ -52,7 +52,7 @@ void expect_under(const spec::Seccomp& p, const std::string& script, int code, c
     EXPECT_EQ(r.code, code) << "noNewPrivileges=" << nnp << ": " << r.err;
     EXPECT_EQ(r.out, out) << "noNewPrivileges=" << nnp;
     if (have_runc() && (nnp || runc_both)) {
-      auto rr = run_once(Runtime("/usr/sbin/runc"), "r-sc", p, nnp, script);
+      auto rr = run_once(Runtime(runc_binary()), "r-sc", p, nnp, script);
       EXPECT_EQ(rr.code, r.code) << "runc, noNewPrivileges=" << nnp << ": " << rr.err;
       EXPECT_EQ(rr.out, r.out) << "runc, noNewPrivileges=" << nnp;
     }

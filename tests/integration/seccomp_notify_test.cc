@@ -66,7 +66,7 @@ TEST(SeccompNotify, ListenerReachesTheAgentFromCreateAndExec) {
   Runtime berth;
   expect_notify_end_to_end(berth, "b-notify-nnp", true);
   expect_notify_end_to_end(berth, "b-notify-caps", false);
-  if (have_runc()) expect_notify_end_to_end(Runtime("/usr/sbin/runc"), "r-notify", true);
+  if (have_runc()) expect_notify_end_to_end(Runtime(runc_binary()), "r-notify", true);
 }
 
 TEST(SeccompNotify, StateMessagesNameTheStatus) {

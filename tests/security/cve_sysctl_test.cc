@@ -75,7 +75,7 @@ TEST_F(CVE_2022_0811, ANetworkSysctlInANewNetworkNamespaceStillWorks) {
 // a net.* key there would change the host. Refused under berth and runc alike.
 TEST_F(CVE_2022_0811, NetKeysInTheJoinedHostNetworkNamespaceAreRefused) {
   std::vector<std::string> binaries = {berth_binary()};
-  if (have_runc()) binaries.push_back("/usr/sbin/runc");
+  if (have_runc()) binaries.push_back(runc_binary());
   for (const auto& bin : binaries) {
     SCOPED_TRACE(bin);
     Runtime rt(bin);

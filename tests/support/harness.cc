@@ -1,11 +1,14 @@
 // Integration test harness (see harness.h).
 #include "support/harness.h"
 
+#include <gtest/gtest.h>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,7 +38,20 @@ std::string berth_binary() {
 
 std::string source_dir() { return BERTH_SOURCE_DIR; }
 
-bool have_runc() { return ::access("/usr/sbin/runc", X_OK) == 0 || ::access("/usr/bin/runc", X_OK) == 0; }
+std::string runc_binary() {
+  const char* env = std::getenv("RUNC");
+  if (env && *env && ::access(env, X_OK) == 0) return env;
+  for (const char* p : {"/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc"})
+    if (::access(p, X_OK) == 0) return p;
+  return "";
+}
+
+bool have_runc() { return !runc_binary().empty(); }
+
+bool have_cgroup_v1(const std::string& controller) {
+  struct statfs st {};
+  return ::statfs(("/sys/fs/cgroup/" + controller).c_str(), &st) == 0 && st.f_type == 0x27e0eb;  // CGROUP_SUPER_MAGIC
+}
 
 CmdResult run_cmd(const std::vector<std::string>& argv, const std::string& input, int timeout_s,
                   const std::vector<std::string>& extra_env) {
@@ -226,5 +242,25 @@ std::vector<std::string> mount_lines(const std::string& prefix) {
   }
   return out;
 }
+
+namespace {
+
+// Every integration test makes containers, cgroups or mounts on the host: as anyone but
+// root they would all fail with EPERM, so the whole run is skipped and says why.
+class NeedsRoot : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "the integration tests need root (they create containers on this host)";
+    // The bundles hold /bin/busybox alone: Debian's dynamically linked busybox would not
+    // run there (its PT_INTERP path sits in the first page).
+    std::string head = file_text("/bin/busybox").substr(0, 4096);
+    if (head.empty() || head.find("/ld-linux") != std::string::npos)
+      GTEST_SKIP() << "the integration tests need busybox-static (/bin/busybox, statically linked) for their bundles";
+  }
+};
+
+[[maybe_unused]] ::testing::Environment* const kNeedsRoot = ::testing::AddGlobalTestEnvironment(new NeedsRoot);
+
+}  // namespace
 
 }  // namespace berth::test

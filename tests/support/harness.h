@@ -26,7 +26,13 @@ std::string berth_binary();
 // The whole content of a host file (empty when it cannot be read).
 std::string file_text(const std::string& path);
 std::string source_dir();
+// runc for the twin tests: $RUNC, else the first of /usr/sbin, /usr/bin, /usr/local/sbin,
+// /usr/local/bin that has it ("" when none).
+std::string runc_binary();
 bool have_runc();
+// Whether /sys/fs/cgroup/<controller> is a cgroup v1 hierarchy (hybrid and v1 hosts; a
+// v2-only host, Debian 12's default, has none): tests that read v1 files skip without it.
+bool have_cgroup_v1(const std::string& controller);
 
 // A temporary directory removed (recursively, unmounting nothing) on destruction.
 class TempDir {

@@ -26,6 +26,7 @@
 #include "linux/process_attrs.h"
 #include "linux/rlimits.h"
 #include "linux/rootfs/apply.h"
+#include "linux/rootfs/idmap.h"
 #include "linux/sysctl.h"
 #include "util/fds.h"
 #include "util/file.h"
@@ -101,7 +102,11 @@ Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
     OciState s = cfg.state;
     s.pid = host_pid();
     s.status = "creating";
-    BERTH_TRY(run_hooks("createContainer", cfg.create_container_hooks, oci_state_json(s, false)));
+    // Without `env`, an empty environment, never the process's (runc 1.1 passes that):
+    // these are host binaries, cwd in the rootfs, and an image's LD_PRELOAD=./x.so would
+    // run its code in them on the host (CVE-2025-23266). See docs/architecture.md.
+    const std::vector<std::string> none;
+    BERTH_TRY(run_hooks("createContainer", cfg.create_container_hooks, oci_state_json(s, false), "", &none));
   }
   BERTH_TRY(fs.pivot());
   t.mark("pivot");
@@ -112,6 +117,20 @@ Status setup_filesystem(InitConfig& cfg, linux::rootfs::Applier& fs) {
 }
 
 // hostname, linux.domainname, then the chroot or the rootfs up to its last step.
+// Our bind sources, opened by the runtime in our mount namespace before any mount of ours
+// (see linux/rootfs/idmap.h). A source it could not open is bound the usual way.
+Status receive_bind_sources(InitConfig& cfg) {
+  BERTH_TRY(send(cfg.sync_fd, Msg::kMountSources));
+  for (size_t i : linux::rootfs::runtime_opened_binds(*cfg.rootfs)) {
+    BERTH_ASSIGN(Message m, receive(cfg.sync_fd));
+    if (m.type == Msg::kError) return to_error(m);
+    if (m.type != Msg::kMountSource || m.value != static_cast<int64_t>(i))
+      return Error::generic("sync: unexpected message from the runtime");
+    if (m.fd) BERTH_TRY(linux::rootfs::adopt_bind_source(linux::real_sys(), *cfg.rootfs, i, m.fd.get()));
+  }
+  return wait_for(cfg.sync_fd, Msg::kGo);
+}
+
 Status set_up_container(InitConfig& cfg, std::optional<linux::rootfs::Applier>& fs) {
   if (cfg.set_hostname) BERTH_TRY(linux::real_sys().sethostname(cfg.hostname).context("set hostname"));
   if (cfg.set_domainname) BERTH_TRY(linux::real_sys().setdomainname(cfg.domainname).context("set domainname"));
@@ -120,6 +139,7 @@ Status set_up_container(InitConfig& cfg, std::optional<linux::rootfs::Applier>& 
     BERTH_TRY(linux::real_sys().chdir("/"));
   }
   if (cfg.rootfs) {
+    if (cfg.sources_from_runtime) BERTH_TRY(receive_bind_sources(cfg).context("prepare rootfs"));
     fs.emplace(linux::real_sys(), *cfg.rootfs);
     if (cfg.fork_init_last) fs->set_proc_pidns(cfg.proc_pidns_fd);
     BERTH_TRY(setup_filesystem(cfg, *fs).context("prepare rootfs"));

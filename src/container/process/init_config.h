@@ -50,6 +50,9 @@ struct InitConfig {
 
   // Filesystem.
   std::optional<linux::rootfs::RootfsPlan> rootfs;  // absent: no mount namespace
+  // In a user namespace, the runtime (root on the host) opens the bind sources for us:
+  // runc's mount source fds (see linux/rootfs/idmap.h).
+  bool sources_from_runtime = false;
   std::string chroot;  // without a mount namespace: the root to chroot into
   std::map<std::string, std::string> sysctl;
 

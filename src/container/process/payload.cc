@@ -247,7 +247,8 @@ int finish_init(InitConfig& cfg, const Exec& ex, char* const* argv, char* const*
     OciState s = cfg.state;
     s.pid = ::getpid();
     s.status = "created";
-    auto st = run_hooks("startContainer", cfg.start_container_hooks, oci_state_json(s, false));
+    // Without `env`: the process's final env, HOME included (runc's init environment).
+    auto st = run_hooks("startContainer", cfg.start_container_hooks, oci_state_json(s, false), "", &ex.env);
     if (!st) die(st.error().message());
   }
   exec_payload(cfg, ex.path, argv, envp, -1);

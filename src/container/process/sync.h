@@ -22,6 +22,10 @@ enum class Msg : uint32_t {
   kMapIds,        // init → parent: write my uid/gid maps (after a late user-ns unshare)
   kSeccompFd,     // init/tenant → parent: fd = seccomp notify listener; parent answers kGo
                   // once it reached linux.seccomp.listenerPath
+  kMountSources,  // init → parent: open my bind sources (linux/rootfs/idmap.h); the parent
+                  // answers one kMountSource each, then kGo
+  kMountSource,   // parent → init: value = mount index, fd = O_PATH source (none: bind it
+                  // the usual way)
 };
 
 struct Message {

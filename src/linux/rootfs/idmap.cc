@@ -1,8 +1,10 @@
 // Idmapped binds prepared by the runtime (see idmap.h): mounts[].uidMappings,
-// mounts[].gidMappings, options idmap and ridmap.
+// mounts[].gidMappings, options idmap and ridmap; and bind sources the runtime opens for an
+// init in a user namespace (mounts[].source of binds).
 #include "linux/rootfs/idmap.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 
 #include <map>
@@ -35,6 +37,34 @@ Status prepare_idmapped_mounts(Sys& sys, RootfsPlan& plan) {
     BERTH_TRY(sys.mount_setattr(tree->get(), "", at, attr).context(what + ": idmap " + m.source));
     m.prepared = std::make_shared<UniqueFd>(std::move(*tree));
   }
+  return ok();
+}
+
+std::vector<size_t> runtime_opened_binds(const RootfsPlan& plan) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < plan.mounts.size(); ++i) {
+    const MountStep& m = plan.mounts[i];
+    if (m.kind == MountKind::kBind && !(m.opts.flags & MS_REMOUNT) && !m.idmap && !m.prepared) out.push_back(i);
+  }
+  return out;
+}
+
+Result<UniqueFd> open_bind_source(Sys& sys, int init_root, const RootfsPlan& plan, size_t i) {
+  if (i >= plan.mounts.size()) return Error::generic("sync: bind source index out of range");
+  // RESOLVE_IN_ROOT: an absolute symlink on the way would otherwise leave for our own
+  // mount namespace, whose mounts the init cannot clone. It also refuses magic links
+  // (/proc/<pid>/ns/*): the init binds those itself.
+  return sys.openat2(init_root, plan.mounts[i].source, O_PATH, 0, RESOLVE_IN_ROOT);
+}
+
+Status adopt_bind_source(Sys& sys, RootfsPlan& plan, size_t i, int src) {
+  if (i >= plan.mounts.size() || plan.mounts[i].kind != MountKind::kBind)
+    return Error::generic("sync: bind source index out of range");
+  MountStep& m = plan.mounts[i];
+  unsigned flags = OPEN_TREE_CLONE | AT_EMPTY_PATH | (m.opts.flags & MS_REC ? AT_RECURSIVE : 0);
+  auto tree = sys.open_tree(src, "", flags);
+  if (!tree) return std::move(tree).error().context("bind mount " + m.source + " on " + m.destination);
+  m.prepared = std::make_shared<UniqueFd>(std::move(*tree));
   return ok();
 }
 

@@ -22,4 +22,18 @@ Status prepare_idmapped_mounts(Sys& sys, RootfsPlan& plan);
 // the init runs.
 std::vector<int> prepared_fds(const RootfsPlan& plan);
 
+// Bind sources of a container with a user namespace, which its root may not reach (a 0700
+// directory of the host's root): as runc, the runtime opens them on the host's side, but
+// in the init's mount namespace (/proc/<init>/root), so that the clone the init cuts from
+// the fd keeps the locks the kernel put on the mounts copied into a less privileged
+// namespace (a host read-only bind stays read-only). The indexes into plan.mounts: binds
+// that are not remounts and not prepared idmapped trees.
+std::vector<size_t> runtime_opened_binds(const RootfsPlan& plan);
+// The runtime's side: source `i` opened O_PATH beneath the init's root (`init_root`, an
+// fd of /proc/<init>/root); absolute symlinks stay inside that view.
+Result<UniqueFd> open_bind_source(Sys& sys, int init_root, const RootfsPlan& plan, size_t i);
+// The init's side: the detached tree of source fd `src` (recursive for rbind), put into
+// MountStep::prepared, where mount_bind attaches it beneath the rootfs.
+Status adopt_bind_source(Sys& sys, RootfsPlan& plan, size_t i, int src);
+
 }  // namespace berth::linux::rootfs

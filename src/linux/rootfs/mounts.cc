@@ -151,6 +151,9 @@ Status Applier::mount_bind(const MountStep& m) {
   // The tree fd now names the mount at the destination.
   for (unsigned long p : m.opts.propagation)
     BERTH_TRY(sys_.mount("", fd_path(tree), "", p, "").context("set propagation"));
+  // A tree cut by or for the runtime is a way back to a host mount: closed once placed, not
+  // left open (close-on-exec) until the payload starts.
+  if (m.prepared) m.prepared->reset();
   return ok();
 }
 

@@ -103,7 +103,17 @@ TEST(CgroupsManager, UnifiedOnHybridGoesToTheCgroup2Directory) {
   ASSERT_TRUE(m) << failure(m);
   EXPECT_EQ(f.file("", "cgroup.max.depth"), "3");
   CgroupFixture v1(Layout::kV1);
-  EXPECT_EQ(failure(v1.create(r)), "linux.resources.unified: cgroup v1 does not support unified resources");
+  EXPECT_EQ(failure(v1.create(r)), "invalid configuration: cannot use unified on cgroup v1");
+}
+
+// runc's own test (cgroups.bats, "cgroup v1 + unified resources should fail") and engines
+// match runc's "invalid configuration" when a hybrid host cannot take a unified key.
+TEST(CgroupsManager, UnifiedKeyOfAV1ControllerOnHybridIsAnInvalidConfiguration) {
+  CgroupFixture f(Layout::kHybrid);
+  spec::Resources r;
+  r.unified = {{"memory.min", "131072"}};
+  std::string err = failure(f.create(r));
+  EXPECT_EQ(err.rfind("invalid configuration: cannot use unified on cgroup v1: linux.resources.unified[\"memory.min\"]: controller \"memory\" is not available in ", 0), 0u) << err;
 }
 
 TEST(CgroupsManager, SystemdDriverIsRefused) {

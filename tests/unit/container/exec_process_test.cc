@@ -137,8 +137,8 @@ TEST(SubCgroups, AppliesBelowTheContainersCgroup) {
   auto top = apply_sub_cgroups(paths, {{"", "/"}});
   ASSERT_TRUE(top.ok());
   EXPECT_EQ(*top, paths);
-  EXPECT_EQ(apply_sub_cgroups(paths, {{"", "../c2"}}).error().message(), "bad sub cgroup path: ../c2");
-  EXPECT_EQ(apply_sub_cgroups(paths, {{"memory", "a/../../c2"}}).error().message(), "bad sub cgroup path: a/../../c2");
+  EXPECT_EQ(apply_sub_cgroups(paths, {{"", "../c2"}}).error().message(), "../c2 is not a sub cgroup path");
+  EXPECT_EQ(apply_sub_cgroups(paths, {{"memory", "a/../../c2"}}).error().message(), "a/../../c2 is not a sub cgroup path");
   EXPECT_EQ(apply_sub_cgroups(paths, {{"rdma", "a"}}).error().message(), "invalid --cgroup argument: unknown controller rdma");
   EXPECT_FALSE(apply_sub_cgroups(paths, {{"cpu", "a"}, {"cpuacct", "b"}}).ok());
 }
