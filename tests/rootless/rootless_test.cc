@@ -357,5 +357,35 @@ TEST_F(Rootless, NoUserNamespaceIsRefused) {
   }
 }
 
+// berth only: runc 1.1 fails `kill --all` without cgroups ("lstat : no such file or
+// directory"). berth signals the init, and its pid namespace takes the rest with it.
+TEST_F(Rootless, KillAllWithoutCgroupsEndsTheContainer) {
+  Twin rt = runtimes()[0];
+  Bundle b;
+  rootless_spec(b, "sleep 60 & sleep 60");
+  std::string id = "rl-killall";
+  ASSERT_EQ(run(rt, b, id, {"-d"}).code, 0);
+  auto k = as_user({rt.binary, "kill", "--all", id, "KILL"});
+  EXPECT_EQ(k.code, 0) << k.err;
+  std::string status;
+  for (int i = 0; i < 100 && status.find("stopped") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    status = as_user({rt.binary, "state", id}).out;
+  }
+  EXPECT_NE(status.find("\"status\": \"stopped\""), std::string::npos) << status;
+  EXPECT_EQ(as_user({rt.binary, "delete", id}).code, 0);
+}
+
+TEST_F(Rootless, BadRootlessValueFailsCreateWithGosText) {
+  Twin rt = runtimes()[0];
+  Bundle b;
+  rootless_spec(b, "true");
+  b.write();
+  ids_.push_back("rl-badflag");
+  auto r = as_user({rt.binary, "--rootless", "maybe", "run", "-b", b.path(), "rl-badflag"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("strconv.ParseBool: parsing \\\"maybe\\\": invalid syntax"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace berth::test
