@@ -387,5 +387,24 @@ TEST_F(Rootless, BadRootlessValueFailsCreateWithGosText) {
   EXPECT_NE(r.err.find("strconv.ParseBool: parsing \\\"maybe\\\": invalid syntax"), std::string::npos) << r.err;
 }
 
+// The kernel refuses proc to a user namespace without a pid namespace of its own (runc:
+// a bare "operation not permitted"); berth says what to add.
+TEST_F(Rootless, ProcWithoutOwnPidNamespaceIsExplained) {
+  for (const auto& rt : runtimes()) {
+    Bundle b;
+    auto& s = rootless_spec(b, "true");
+    std::erase_if(s.linux->namespaces, [](const auto& n) { return n.type == "pid"; });
+    auto r = run(rt, b, "rl-proc-" + rt.name);
+    EXPECT_EQ(r.code, 1) << rt.name;
+    EXPECT_NE(r.err.find("operation not permitted"), std::string::npos) << rt.name << ": " << r.err;
+    if (rt.name == "berth") {
+      EXPECT_NE(r.err.find("mount /proc: in a user namespace the kernel mounts proc only for a pid namespace of the "
+                           "container's own (add one to linux.namespaces)"),
+                std::string::npos)
+          << r.err;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace berth::test
