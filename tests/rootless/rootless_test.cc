@@ -406,5 +406,52 @@ TEST_F(Rootless, ProcWithoutOwnPidNamespaceIsExplained) {
   }
 }
 
+// A cgroup2 directory delegated to the user (chowned with its cgroup.procs, threads and
+// subtree_control, as systemd's Delegate= does): berth started there (no cgroupsPath) puts
+// the container below it and manages it as usual. On this hybrid host the v1 hierarchies
+// stay out of reach, so the freezer is cgroup2's; the v1 limits still need root.
+TEST_F(Rootless, DelegatedCgroup2SubtreeIsManaged) {
+  std::string unified = "/sys/fs/cgroup/unified";
+  if (::access((unified + "/cgroup.procs").c_str(), F_OK) != 0) unified = "/sys/fs/cgroup";
+  if (::access((unified + "/cgroup.freeze").c_str(), F_OK) != 0 && ::access((unified + "/cgroup.procs").c_str(), F_OK) != 0)
+    GTEST_SKIP() << "no cgroup2 hierarchy";
+  std::string dir = unified + "/berth-rl-" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << dir;
+  for (const char* f : {"", "/cgroup.procs", "/cgroup.threads", "/cgroup.subtree_control"})
+    (void)!::chown((dir + f).c_str(), user().uid, user().gid);
+  Twin rt = runtimes()[0];
+  Bundle b;
+  rootless_spec(b, "sleep 60");
+  b.write();
+  std::string id = "rl-deleg";
+  ids_.push_back(id);
+  // Into the delegated cgroup as root, then become the user: its berth starts there.
+  auto in_cgroup = [&](const std::vector<std::string>& argv) {
+    std::vector<std::string> full = {"sh", "-c", "echo $$ > \"$0\"/cgroup.procs && exec \"$@\"", dir,
+                                     "setpriv", "--reuid", std::to_string(user().uid), "--regid",
+                                     std::to_string(user().gid), "--clear-groups", "--", "env", "-C", "/", "-i",
+                                     "PATH=/usr/bin:/bin", "USER=" + std::string(kUser), "XDG_RUNTIME_DIR=" + user().xdg};
+    full.insert(full.end(), argv.begin(), argv.end());
+    return run_cmd(full);
+  };
+  auto r = in_cgroup({rt.binary, "run", "-d", "-b", b.path(), id});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::string state = as_user({rt.binary, "state", id}).out;
+  size_t at = state.find("\"pid\": ");
+  ASSERT_NE(at, std::string::npos) << state;
+  std::string procs = file_text(dir + "/" + id + "/cgroup.procs");
+  EXPECT_EQ(procs, std::to_string(std::atoi(state.c_str() + at + 7)) + "\n") << "the init in the delegated cgroup";
+  auto p = in_cgroup({rt.binary, "pause", id});
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(file_text(dir + "/" + id + "/cgroup.freeze"), "1\n");
+  EXPECT_NE(as_user({rt.binary, "state", id}).out.find("\"status\": \"paused\""), std::string::npos);
+  EXPECT_EQ(in_cgroup({rt.binary, "resume", id}).code, 0);
+  EXPECT_EQ(file_text(dir + "/" + id + "/cgroup.freeze"), "0\n");
+  EXPECT_EQ(in_cgroup({rt.binary, "delete", "--force", id}).code, 0);
+  EXPECT_NE(::access((dir + "/" + id).c_str(), F_OK), 0) << "delete removes the container's cgroup";
+  for (int i = 0; i < 100 && ::rmdir(dir.c_str()) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_NE(::access(dir.c_str(), F_OK), 0) << "the delegated cgroup could not be removed";
+}
+
 }  // namespace
 }  // namespace berth::test
