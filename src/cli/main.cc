@@ -27,9 +27,10 @@ int fail(const Error& e) {
 // Sets up logging from the global flags; errors here are printed to stderr as text.
 Result<GlobalOptions> globals_from(const ParsedFlags& f) {
   GlobalOptions g;
-  // Rootless callers get their own state root (never root's), as runc does.
-  linux::Caller caller = linux::Caller::current();
-  g.root = f.get_string("root", linux::default_state_root(caller));
+  // Rootless callers get their own state root (never root's), as runc does; looked at only
+  // without --root (engines always pass one), so that their calls read nothing more.
+  g.root = f.get_string("root", "");
+  if (g.root.empty()) g.root = linux::default_state_root(linux::Caller::current());
   g.debug = f.get_bool("debug");
   g.systemd_cgroup = f.get_bool("systemd-cgroup");
   g.rootless = f.get_string("rootless", "auto");
