@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "support/exec_helpers.h"
@@ -87,12 +89,13 @@ class UserEnvironment : public ::testing::Environment {
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new UserEnvironment);
 
 // Runs argv as the test user, with the environment a login would give it.
-CmdResult as_user(const std::vector<std::string>& argv, int timeout_s = 30) {
+CmdResult as_user(const std::vector<std::string>& argv, int timeout_s = 30, const std::vector<std::string>& env = {}) {
   const User& u = user();
   std::vector<std::string> full = {"setpriv", "--reuid", std::to_string(u.uid), "--regid", std::to_string(u.gid),
                                    "--clear-groups", "--", "env", "-C", "/", "-i",
                                    "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=" + u.home,
                                    "USER=" + std::string(kUser), "XDG_RUNTIME_DIR=" + u.xdg};
+  full.insert(full.end(), env.begin(), env.end());
   full.insert(full.end(), argv.begin(), argv.end());
   return run_cmd(full, "", timeout_s);
 }
@@ -451,6 +454,37 @@ TEST_F(Rootless, DelegatedCgroup2SubtreeIsManaged) {
   EXPECT_NE(::access((dir + "/" + id).c_str(), F_OK), 0) << "delete removes the container's cgroup";
   for (int i = 0; i < 100 && ::rmdir(dir.c_str()) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_NE(::access(dir.c_str(), F_OK), 0) << "the delegated cgroup could not be removed";
+}
+
+// CDI device nodes in a rootless container are the host's, bound (never made on the
+// host); a host node that is missing is named and nothing is left.
+TEST_F(Rootless, CdiDeviceNodesAreBoundFromTheHost) {
+  TempDir host("berth-rl-cdi-host"), specs("berth-rl-cdi-specs");
+  ASSERT_EQ(::mknod((host.path() + "/fpga0").c_str(), S_IFCHR | 0666, makedev(240, 7)), 0);
+  std::ofstream(specs.path() + "/vendor.json")
+      << R"({"cdiVersion":"0.7.0","kind":"vendor.com/fpga","devices":[{"name":"f0","containerEdits":{"deviceNodes":[)"
+      << R"({"path":"/dev/fpga0","hostPath":")" << host.path() << R"(/fpga0"}]}},)"
+      << R"({"name":"gone","containerEdits":{"deviceNodes":[{"path":"/dev/gone0","hostPath":")" << host.path()
+      << R"(/gone0","type":"c","major":240,"minor":8}]}}]})";
+  std::ofstream(specs.path() + "/config.json")
+      << R"({"nvidia":{"enabled":false},"cdi":{"specDirs":[")" << specs.path() << R"("]}})";
+  std::vector<std::string> env = {"BERTH_CONFIG=" + specs.path() + "/config.json"};
+  Twin rt = runtimes()[0];
+  Bundle b;
+  rootless_spec(b, "stat -c '%F %t:%T' /dev/fpga0");
+  b.spec().annotations["cdi.k8s.io/fpga"] = "vendor.com/fpga=f0";
+  b.write();
+  ids_.push_back("rl-cdi");
+  auto r = as_user({rt.binary, "run", "-b", b.path(), "rl-cdi"}, 30, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "character special file f0:7\n");
+  b.spec().annotations["cdi.k8s.io/fpga"] = "vendor.com/fpga=gone";
+  b.write();
+  ids_.push_back("rl-cdi-gone");
+  auto gone = as_user({rt.binary, "run", "-b", b.path(), "rl-cdi-gone"}, 30, env);
+  EXPECT_EQ(gone.code, 1);
+  EXPECT_NE(gone.err.find(host.path() + "/gone0"), std::string::npos) << gone.err;
+  EXPECT_NE(::access((host.path() + "/gone0").c_str(), F_OK), 0) << "nothing is made on the host";
 }
 
 }  // namespace
