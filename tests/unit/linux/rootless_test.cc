@@ -10,7 +10,7 @@
 namespace berth::linux {
 namespace {
 
-TEST(Rootless, InitialUidMapIsTheHostsIdentity) {
+TEST(RootlessPlan, InitialUidMapIsTheHostsIdentity) {
   EXPECT_TRUE(is_initial_uid_map("         0          0 4294967295\n"));
   EXPECT_FALSE(is_initial_uid_map("         0       1001          1\n"));
   EXPECT_FALSE(is_initial_uid_map("0 0 4294967294\n"));
@@ -18,7 +18,7 @@ TEST(Rootless, InitialUidMapIsTheHostsIdentity) {
   EXPECT_FALSE(is_initial_uid_map(""));
 }
 
-TEST(Rootless, FlagIsParsedAsGoParsesBoolsOrAuto) {
+TEST(RootlessPlan, FlagIsParsedAsGoParsesBoolsOrAuto) {
   Caller root;  // euid 0 on the host
   Caller user;
   user.euid = 1000;
@@ -36,7 +36,7 @@ TEST(Rootless, FlagIsParsedAsGoParsesBoolsOrAuto) {
   EXPECT_EQ(bad.error().message(), "strconv.ParseBool: parsing \"maybe\": invalid syntax");
 }
 
-TEST(Rootless, StateRootIsTheUsersOwnNeverRootsOrShared) {
+TEST(RootlessPlan, StateRootIsTheUsersOwnNeverRootsOrShared) {
   Caller root;
   root.xdg_runtime_dir = "/run/user/0";
   EXPECT_EQ(default_state_root(root), "/run/berth") << "root on the host keeps /run/berth";
@@ -53,7 +53,7 @@ TEST(Rootless, StateRootIsTheUsersOwnNeverRootsOrShared) {
   EXPECT_EQ(default_state_root(nsroot), "/run/berth") << "runc: USER=root in a user namespace";
 }
 
-TEST(Rootless, SubordinateRangesByNameOrId) {
+TEST(RootlessPlan, SubordinateRangesByNameOrId) {
   std::string text = "alice:100000:65536\n# bob:1:1\nbob:200000:10\n1001:300000:5\nalice:400000:0\nalice:x:1\n";
   auto a = subid_ranges(text, "alice", 1000);
   ASSERT_EQ(a.size(), 1u);
@@ -82,7 +82,7 @@ std::vector<spec::IdMapping> own_and(uint32_t own, uint32_t host, uint32_t size)
   return {{0, own, 1}, {1, host, size}};
 }
 
-TEST(Rootless, OwnIdAloneIsWrittenDirectlyWithSetgroupsDenied) {
+TEST(RootlessPlan, OwnIdAloneIsWrittenDirectlyWithSetgroupsDenied) {
   auto p = plan_id_maps({{0, 1000, 1}}, {{0, 1000, 1}}, user_caller());
   ASSERT_TRUE(p) << p.error().message();
   EXPECT_EQ(p->uid_helper, "");
@@ -95,7 +95,7 @@ TEST(Rootless, OwnIdAloneIsWrittenDirectlyWithSetgroupsDenied) {
   EXPECT_FALSE(r->deny_setgroups) << "root keeps setgroups, as runc";
 }
 
-TEST(Rootless, SubordinateRangesGoThroughTheHelpers) {
+TEST(RootlessPlan, SubordinateRangesGoThroughTheHelpers) {
   auto p = plan_id_maps(own_and(1000, 100000, 65536), own_and(1000, 100001, 100), user_caller());
   ASSERT_TRUE(p) << p.error().message();
   EXPECT_EQ(p->uid_helper, "/usr/bin/newuidmap");
@@ -107,7 +107,7 @@ TEST(Rootless, SubordinateRangesGoThroughTheHelpers) {
   EXPECT_TRUE(mixed->deny_setgroups);
 }
 
-TEST(Rootless, IdsOutsideTheRangesAreNamed) {
+TEST(RootlessPlan, IdsOutsideTheRangesAreNamed) {
   auto p = plan_id_maps(own_and(1000, 165000, 1000), {{0, 1000, 1}}, user_caller());
   ASSERT_FALSE(p);
   EXPECT_EQ(p.error().message(),
@@ -122,7 +122,7 @@ TEST(Rootless, IdsOutsideTheRangesAreNamed) {
             "ranges (none)");
 }
 
-TEST(Rootless, MissingHelperIsNamed) {
+TEST(RootlessPlan, MissingHelperIsNamed) {
   MapCaller c = user_caller();
   c.newuidmap.clear();
   auto p = plan_id_maps(own_and(1000, 100000, 10), {{0, 1000, 1}}, c);
@@ -139,7 +139,7 @@ spec::Spec with_namespaces(std::vector<spec::Namespace> ns) {
   return s;
 }
 
-TEST(Rootless, UnprivilegedCallerNeedsAUserNamespaceWithMaps) {
+TEST(RootlessPlan, UnprivilegedCallerNeedsAUserNamespaceWithMaps) {
   auto none = container::plan_user_ns(with_namespaces({{"pid", ""}, {"mount", ""}}), user_caller());
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().message(), "rootless container requires user namespaces");
