@@ -38,7 +38,8 @@ Result<std::optional<bool>> parse_bool_or_auto(std::string_view v) {
 Caller Caller::current() {
   Caller c;
   c.euid = ::geteuid();
-  c.in_user_ns = running_in_user_ns();
+  // Only root's answer depends on it: a non-root caller is rootless wherever it runs.
+  c.in_user_ns = c.euid == 0 && running_in_user_ns();
   if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x) c.xdg_runtime_dir = x;
   if (const char* u = std::getenv("USER")) c.user = u;
   return c;

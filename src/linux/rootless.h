@@ -22,7 +22,7 @@ Result<std::optional<bool>> parse_bool_or_auto(std::string_view value);
 
 struct Caller {
   unsigned euid = 0;
-  bool in_user_ns = false;
+  bool in_user_ns = false;  // probed for euid 0 only (nothing else depends on it)
   std::optional<std::string> xdg_runtime_dir;  // $XDG_RUNTIME_DIR, when set and not empty
   std::optional<std::string> user;             // $USER, when set
   static Caller current();
