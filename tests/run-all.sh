@@ -40,7 +40,7 @@ step() {
 build_packages=(
   build-essential cmake pkg-config git ca-certificates libseccomp-dev libcap-dev libyajl-dev
   libmnl-dev libyaml-dev googletest libgtest-dev clang libclang-rt-14-dev busybox-static runc
-  crun iproute2 util-linux procps psmisc strace jq xz-utils dpkg-dev
+  crun iproute2 util-linux uidmap procps psmisc strace jq xz-utils dpkg-dev
 )
 suite_packages=(
   qemu-system-x86   # tests/vm

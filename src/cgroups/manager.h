@@ -88,6 +88,7 @@ class Manager {
   Status apply(const spec::Resources& r, const std::vector<DeviceRule>* devices, bool update);
   Status apply_v1(const SetContext& ctx);
   Status apply_v2(const SetContext& ctx);
+  Status rootless_without_cgroup(const SetContext& ctx);
 
   Layout layout_ = Layout::kV1;
   std::vector<Hier> hiers_;  // v1 hierarchies, then the unified one (v2, hybrid)

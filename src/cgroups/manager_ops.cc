@@ -36,6 +36,10 @@ Status Manager::apply_v1(const SetContext& ctx) {
   }
   for (const auto* c : v1::controllers()) {
     Dir d = dir(c->name);
+    // Rootless containers cannot restrict devices (no CAP_SYS_ADMIN for a BPF program, a v1
+    // devices hierarchy the user may not write): runc leaves that controller out, and so
+    // do we, the runtime's default rules included.
+    if (rootless_ && c == &v1::kDevices && !d.valid()) continue;
     if (!d.valid() && c == &v1::kDevices && layout_ == Layout::kHybrid && ctx.devices) {
       // A hybrid host without the v1 devices hierarchy can still filter devices: with the
       // eBPF program on the container's cgroup2 directory.
@@ -47,9 +51,10 @@ Status Manager::apply_v1(const SetContext& ctx) {
     if (!d.valid()) {
       std::string field = c->first_field(ctx);
       if (field.empty()) continue;
+      // runc's text, and the field that asked for it.
       if (rootless_ && !explicit_path_)
         return Error::generic("cannot set " + std::string(c->name) +
-                              " limit: container could not join or create cgroup");
+                              " limit: container could not join or create cgroup (" + field + ")");
       return missing_controller(field, c->name);
     }
     auto st = c->set(d, ctx);
@@ -61,6 +66,7 @@ Status Manager::apply_v1(const SetContext& ctx) {
 
 Status Manager::apply_v2(const SetContext& ctx) {
   Dir d = dir("");
+  if (!d.valid() && rootless_ && !explicit_path_) return rootless_without_cgroup(ctx);
   if (!d.valid()) return Error::generic("cgroups: the container has no cgroup v2 directory");
   for (const auto* c : v2::controllers()) {
     auto st = c->set(d, ctx);
@@ -68,6 +74,19 @@ Status Manager::apply_v2(const SetContext& ctx) {
   }
   // Last, so that an explicit unified value wins over a converted one (runc's order).
   return v2::set_unified(d, ctx.r.unified);
+}
+
+// A rootless container whose cgroup could not be made runs without one, unless a limit
+// was asked for (runc's text, and the field).
+Status Manager::rootless_without_cgroup(const SetContext& ctx) {
+  std::string field;
+  // The v1 controllers name their fields; the resources are the same spec fields.
+  for (const auto* c : v1::controllers())
+    if (c != &v1::kDevices && field.empty()) field = c->first_field(ctx);
+  if (field.empty() && !ctx.r.unified.empty()) field = "linux.resources.unified." + ctx.r.unified.begin()->first;
+  if (field.empty()) return ok();
+  return Error::generic("rootless needs no limits + no cgrouppath when no permission is granted for cgroups (" +
+                        field + " is set)");
 }
 
 Status Manager::update(const spec::Resources& r, const std::vector<DeviceRule>* devices) {

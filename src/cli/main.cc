@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "linux/exe_seal.h"
+#include "linux/rootless.h"
 #include "util/file.h"
 
 namespace berth::cli {
@@ -23,17 +24,13 @@ int fail(const Error& e) {
   return 1;
 }
 
-std::string default_root() {
-  if (::geteuid() == 0) return "/run/berth";
-  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
-  if (xdg && *xdg) return std::string(xdg) + "/berth";
-  return "/tmp/berth-" + std::to_string(::geteuid());
-}
-
 // Sets up logging from the global flags; errors here are printed to stderr as text.
 Result<GlobalOptions> globals_from(const ParsedFlags& f) {
   GlobalOptions g;
-  g.root = f.get_string("root", default_root());
+  // Rootless callers get their own state root (never root's), as runc does; looked at only
+  // without --root (engines always pass one), so that their calls read nothing more.
+  g.root = f.get_string("root", "");
+  if (g.root.empty()) g.root = linux::default_state_root(linux::Caller::current());
   g.debug = f.get_bool("debug");
   g.systemd_cgroup = f.get_bool("systemd-cgroup");
   g.rootless = f.get_string("rootless", "auto");

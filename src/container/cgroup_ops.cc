@@ -42,7 +42,16 @@ Result<Open> open(const std::string& root, const std::string& id, bool lock) {
   return Open{std::move(dir), std::move(record), s, std::move(cg)};
 }
 
-Error no_cgroup() { return Error::generic("the container has no cgroup"); }
+// A rootless container runs without cgroups when the user may not write one (no delegated
+// cgroup v2 subtree): say so after runc's text, rather than fail on a missing file.
+Error no_cgroup(const ContainerRecord& r, const std::string& what) {
+  std::string why = r.rootless ? " (created rootless without a cgroup its user may write: delegate a cgroup v2 "
+                                 "subtree to the user, see docs/rootless.md)"
+                               : "";
+  return Error::generic(what + why);
+}
+
+const char* const kNoFreezer = "cannot toggle freezer: cgroups not configured for container";
 
 }  // namespace
 
@@ -50,13 +59,14 @@ Status pause_container(const std::string& root, const std::string& id) {
   BERTH_ASSIGN(Open c, open(root, id, true));
   if (c.status != ContainerStatus::kRunning && c.status != ContainerStatus::kCreated)
     return Error(0, ErrorKind::kNotRunning, "container not running");
-  if (!c.cg) return no_cgroup();
+  if (!c.cg) return no_cgroup(c.record, kNoFreezer);
   return c.cg->freeze().context("pause");
 }
 
 Status resume_container(const std::string& root, const std::string& id) {
   BERTH_ASSIGN(Open c, open(root, id, true));
   if (c.status != ContainerStatus::kPaused) return Error(0, ErrorKind::kGeneric, "container not paused");
+  if (!c.cg) return no_cgroup(c.record, kNoFreezer);
   return c.cg->thaw().context("resume");
 }
 
@@ -68,7 +78,10 @@ Result<std::vector<pid_t>> container_pids(const std::string& root, const std::st
 
 Status kill_all(const std::string& root, const std::string& id, int sig) {
   BERTH_ASSIGN(Open c, open(root, id, false));
-  if (!c.cg) return no_cgroup();
+  // Without a cgroup the init alone is signalled: in its own pid namespace (which a
+  // rootless container has) its death takes every other process with it.
+  if (!c.cg && c.record.rootless) return kill_container(root, id, std::to_string(sig), true);
+  if (!c.cg) return no_cgroup(c.record, "kill --all: the container has no cgroup");
   // Frozen while signalled, so nothing forks away from the signal (runc does the same).
   bool froze = sig == SIGKILL && c.status != ContainerStatus::kPaused && c.cg->freeze().ok();
   BERTH_ASSIGN(auto pids, c.cg->pids());
@@ -80,7 +93,7 @@ Status kill_all(const std::string& root, const std::string& id, int sig) {
 Result<std::string> stats_event(const std::string& root, const std::string& id) {
   BERTH_ASSIGN(Open c, open(root, id, false));
   if (c.status == ContainerStatus::kStopped) return Error(0, ErrorKind::kNotRunning, "container not running");
-  if (!c.cg) return no_cgroup();
+  if (!c.cg) return no_cgroup(c.record, "events: the container has no cgroup");
   BERTH_ASSIGN(auto stats, c.cg->stats());
   return "{\"type\":\"stats\",\"id\":\"" + id + "\",\"data\":" + cgroups::to_json(stats) + "}";
 }
@@ -89,7 +102,7 @@ Status stream_events(const std::string& root, const std::string& id, int64_t int
                      const std::function<void(const std::string&)>& emit) {
   BERTH_ASSIGN(Open c, open(root, id, false));
   if (c.status == ContainerStatus::kStopped) return Error(0, ErrorKind::kNotRunning, "container not running");
-  if (!c.cg) return no_cgroup();
+  if (!c.cg) return no_cgroup(c.record, "events: the container has no cgroup");
   auto oom = c.cg->oom_event_fd();
   uint64_t ooms = c.cg->oom_kill_count().ok() ? *c.cg->oom_kill_count() : 0;
   auto next = std::chrono::steady_clock::now();
@@ -125,7 +138,7 @@ Status stream_events(const std::string& root, const std::string& id, int64_t int
 Status update_container(const std::string& root, const std::string& id, const spec::Resources& r) {
   BERTH_ASSIGN(Open c, open(root, id, true));
   if (c.status == ContainerStatus::kStopped) return Error(0, ErrorKind::kNotRunning, "container not running");
-  if (!c.cg) return no_cgroup();
+  if (!c.cg) return no_cgroup(c.record, "update: the container has no cgroup");
   BERTH_TRY(c.cg->update(r));
   // Keep the new values with the container (its config copy), as runc keeps them in state.
   auto spec = c.dir.read_config();

@@ -19,6 +19,7 @@
 #include "container/process/spawn.h"
 #include "container/process/sync.h"
 #include "container/record.h"
+#include "container/rootless.h"
 #include "container/state_store.h"
 #include "container/status.h"
 #include "linux/console.h"
@@ -26,6 +27,7 @@
 #include "linux/paths.h"
 #include "linux/proc.h"
 #include "linux/rootfs/idmap.h"
+#include "linux/rootless.h"
 #include "linux/userns.h"
 #include "seccomp/seccomp.h"
 #include "util/fds.h"
@@ -88,6 +90,8 @@ struct Creation {
   UniqueFd init_pidfd;  // always names the container's init, whichever stage it is
   UniqueFd console;
   linux::NetnsMoves moves;  // linux.netDevices and RDMA devices, moved at kHooks
+  bool rootless = false;    // --rootless resolved: cgroups we may not write are left out
+  container::UserNsPlan userns;
   // Declared last, so destroyed first: its steps still find the init, its pidfd and the
   // cgroups they undo (create_container also runs it explicitly on failure).
   Rollback undo;
@@ -154,13 +158,13 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool forks_init, cons
   bool pid_pending = forks_init;
   const auto& l = c.spec.linux ? *c.spec.linux : spec::Linux{};
   if (maps_on_clone)
-    BERTH_TRY(linux::write_id_maps(c.init.pid(), l.uid_mappings, l.gid_mappings, ::geteuid() != 0));
+    BERTH_TRY(linux::write_id_maps(c.init.pid(), l.uid_mappings, l.gid_mappings, c.userns.maps));
   BERTH_TRY(container::process::send(sock, Msg::kGo));
   while (true) {
     BERTH_ASSIGN(Message m, container::process::receive(sock));
     switch (m.type) {
       case Msg::kMapIds:
-        BERTH_TRY(linux::write_id_maps(c.init.pid(), l.uid_mappings, l.gid_mappings, ::geteuid() != 0));
+        BERTH_TRY(linux::write_id_maps(c.init.pid(), l.uid_mappings, l.gid_mappings, c.userns.maps));
         BERTH_TRY(container::process::send(sock, Msg::kGo));
         break;
       case Msg::kPid:
@@ -227,6 +231,7 @@ Status prepare_state(Creation& c, container::StateStore& store, const std::strin
   c.record.created = container::now_rfc3339_nano();
   c.record.annotations = c.spec.annotations;
   c.record.systemd_cgroup = c.o.systemd_cgroup;
+  c.record.rootless = c.rootless;
   // The cgroups are recorded before any directory exists: killed between the mkdirs and
   // the next write, we would otherwise leave cgroups that no delete knows of.
   BERTH_ASSIGN(c.record.cgroup_paths, container::planned_cgroup_paths(c.spec, c.o.id, c.o.systemd_cgroup));
@@ -243,6 +248,7 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   cfg.sync_fd = socks.second.get();
   cfg.fifo_fd = fifo.get();
   cfg.parent_death_kill = true;
+  cfg.dumpable_until_mapped = c.userns.creates && c.userns.unprivileged;
   struct stat self;
   if (::stat("/proc/self/exe", &self) == 0) cfg.self_dev = self.st_dev, cfg.self_ino = self.st_ino;
   int parent_end = socks.first.get();
@@ -280,6 +286,9 @@ Status create_steps(Creation& c) {
     return Error::invalid_argument("cannot allocate tty if berth will detach without setting console socket");
   if (!c.spec.process->terminal && !c.o.console_socket.empty())
     return Error::invalid_argument("cannot use console socket if berth will not detach or allocate tty");
+  // Rootless decisions before anything exists: a refused config leaves nothing behind.
+  BERTH_ASSIGN(c.rootless, linux::resolve_rootless(c.o.rootless, linux::Caller::current()));
+  BERTH_ASSIGN(c.userns, container::plan_user_ns(c.spec, linux::MapCaller::current()));
   BERTH_ASSIGN(auto store, container::StateStore::open(c.o.root));
   BERTH_TRY(prepare_state(c, store, bundle));
   t.mark("state");
@@ -292,7 +301,7 @@ Status create_steps(Creation& c) {
   BERTH_ASSIGN(c.moves, network_moves(c.spec));
   if (!c.moves.empty()) built->cfg.wants_runtime_hooks = true;  // the init pauses at kHooks
   t.mark("plan");
-  BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true",
+  BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.rootless,
                                               built->device_rules));
   c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths); });
   c.record.cgroup_paths = c.cg.paths;
@@ -315,7 +324,7 @@ Status create_steps(Creation& c) {
 }  // namespace
 
 Result<Created> create_container(const CreateOptions& o) {
-  Creation c{o, {}, {}, {}, {}, {}, 0, {}, {}, {}, {}};
+  Creation c{o, {}, {}, {}, {}, {}, 0, {}, {}, {}, false, {}, {}};
   auto st = create_steps(c);
   if (!st) {
     c.undo.run();  // init, cgroups, state directory: in that order, while all still exist

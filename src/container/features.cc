@@ -101,6 +101,10 @@ std::string features_json() {
   w.string("true");
   w.key("org.berth.rdma.native");
   w.string("true");
+  // Rootless (docs/rootless.md): user namespaces with the caller's own id or, through
+  // newuidmap/newgidmap, its subordinate ranges; cgroups only where delegated.
+  w.key("org.berth.rootless");
+  w.string("true");
   w.key("org.berth.version");
   w.string(BERTH_VERSION);
   w.end_object();

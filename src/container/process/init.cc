@@ -66,8 +66,8 @@ Status stage_one(InitConfig& cfg) {
   if (cfg.parent_death_kill) ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   // Nothing of the host may be reached through us while we are in the container's
   // namespaces: no ptrace, no /proc/<pid>/exe, fd or environ access (CVE-2019-5736).
-  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
+  if (!cfg.dumpable_until_mapped) ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));  // a user namespace made by clone3 is mapped now
   for (auto& j : cfg.ns->joins)
     BERTH_TRY(linux::real_sys().setns(j.fd.get(), j.flag).context("join " + j.type + " namespace"));
   if (cfg.unshare_flags & CLONE_NEWUSER) {
@@ -75,6 +75,7 @@ Status stage_one(InitConfig& cfg) {
     BERTH_TRY(send(cfg.sync_fd, Msg::kMapIds));  // the parent writes our id maps now
     BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
   }
+  if (cfg.dumpable_until_mapped) ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (int rest = cfg.unshare_flags & ~CLONE_NEWUSER; rest)
     BERTH_TRY(linux::real_sys().unshare(rest).context("create namespaces"));
   if (cfg.ns->has(CLONE_NEWUSER)) BERTH_TRY(become_userns_root());

@@ -29,6 +29,11 @@ struct InitConfig {
   int sync_fd = -1;          // the init's end of the sync socket
   int fifo_fd = -1;          // exec.fifo, opened O_RDWR (never blocks); -1 for exec tenants
   bool parent_death_kill = true;
+  // An unprivileged parent writes our id maps (itself, or through newuidmap, which checks
+  // that it owns us): /proc/<pid>/uid_map of a non-dumpable process belongs to root, so we
+  // stay dumpable until the maps are written, as runc's init does. Nothing of the container
+  // runs before that, and that parent may ptrace us anyway.
+  bool dumpable_until_mapped = false;
   // An exec tenant: no exec.fifo; the parent waits for execve itself (the sync socket is
   // close-on-exec, so EOF means the payload runs) or for an error sent in its place.
   bool exec_tenant = false;

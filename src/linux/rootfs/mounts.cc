@@ -34,6 +34,15 @@ Status Applier::mounts() {
     Status st = m.kind == MountKind::kBind     ? mount_bind(m)
                 : m.kind == MountKind::kCgroup ? mount_cgroup(m)
                                                : mount_filesystem(m);
+    // The kernel lets a user namespace's root mount proc only for a pid namespace that
+    // namespace owns (and sysfs only for a network namespace it owns): say so, since
+    // the bare EPERM is what a rootless user meets first.
+    if (!st && st.error().err() == EPERM && plan_.user_ns && (m.type == "proc" || m.type == "sysfs"))
+      return std::move(st)
+          .context(std::string("in a user namespace the kernel mounts ") + m.type + " only for a " +
+                   (m.type == "proc" ? "pid" : "network") + " namespace of the container's own (add one to " +
+                   "linux.namespaces" + (m.type == "sysfs" ? ", or bind the host's /sys" : "") + ")")
+          .context("mount " + m.destination);
     BERTH_TRY(std::move(st).with_context([&] { return "mount " + m.destination; }));
   }
   for (const auto& o : plan_.overlays) BERTH_TRY(mount_overlay(o).context("overlay " + o.path));

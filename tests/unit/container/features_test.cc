@@ -29,7 +29,8 @@ TEST(Features, IdmapAndEveryParsedMountOptionAreListed) {
 
 TEST(Features, NamesBerthsNativeDevices) {
   std::string f = features_json();
-  for (const char* a : {"org.berth.gpu.native", "org.berth.rdma.native", "org.berth.cdi.enabled"})
+  for (const char* a : {"org.berth.gpu.native", "org.berth.rdma.native", "org.berth.cdi.enabled",
+                        "org.berth.rootless"})
     EXPECT_TRUE(has(f, std::string("\"") + a + "\": \"true\"")) << a;
   EXPECT_TRUE(has(f, "\"ociVersionMax\": \"1.3.0\""));
 }
