@@ -106,13 +106,14 @@ TEST(CgroupsManager, UnifiedOnHybridGoesToTheCgroup2Directory) {
   EXPECT_EQ(failure(v1.create(r)), "linux.resources.unified: cgroup v1 does not support unified resources");
 }
 
-TEST(CgroupsManager, SystemdDriverIsRefused) {
+// The systemd driver (cgroups/systemd) hands the Manager absolute paths only.
+TEST(CgroupsManager, SystemdPathsAreNotItsOwn) {
   CgroupFixture f(Layout::kHybrid);
   Config c;
   c.id = "c1";
   c.systemd = true;
   c.host = &f.host;
-  EXPECT_EQ(failure(Manager::create(c)), "systemd cgroup driver requires a running systemd");
+  EXPECT_EQ(failure(Manager::create(c)), "cgroups: a systemd cgroupsPath reached the cgroupfs driver");
   c.systemd = false;
   c.cgroups_path = "system.slice:docker:c1";
   EXPECT_EQ(failure(Manager::create(c)), "systemd cgroup driver requires a running systemd");
