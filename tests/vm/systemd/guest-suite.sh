@@ -88,15 +88,28 @@ expect "delete: $u" inactive "$(systemctl is-active $u 2>&1)"
 expect "delete: $u not loaded" 0 "$(systemctl list-units --all --plain --no-legend "$u" | wc -l)"
 expect "delete: cgroup gone" no "$([ -d $cg/$u ] && echo yes || echo no)"
 
-# A create that fails after the unit was started (a bind mount of a missing source fails
-# in the init, which is in the scope by then): no unit, no cgroup, no state left.
+# A create that fails after the unit was started (the init, in the scope by then, finds no
+# executable): no unit, no cgroup, no state left. Then one refused before the unit (a bind
+# mount of a missing source).
 u=$rt-bad.scope
-bundle /run/b2 bad '{ "destination": "/x", "type": "bind", "source": "/nonexistent", "options": ["bind"] }' ||
-  fail "bundle"
-$RT --systemd-cgroup create --bundle /run/b2 bad </dev/null >/tmp/out 2>&1; show < /tmp/out
+bundle /run/b2 bad || fail "bundle"
+sed -i 's|"sleep", "600"|"/no/such/binary"|' /run/b2/config.json
+$RT --systemd-cgroup create --bundle /run/b2 bad </dev/null >/tmp/out 2>&1
+expect "create with a missing executable fails" 1 $?
+show < /tmp/out
+journalctl -q -o cat -u "$u" --no-pager 2>&1 | tail -n 3 | show
 expect "failed create: state" absent "$($RT state bad >/dev/null 2>&1 && echo present || echo absent)"
 expect "failed create: $u not loaded" 0 "$(systemctl list-units --all --plain --no-legend "$u" | wc -l)"
 expect "failed create: cgroup gone" no "$([ -d $cg/$u ] && echo yes || echo no)"
+u=$rt-bad2.scope
+bundle /run/b3 bad2 '{ "destination": "/x", "type": "bind", "source": "/nonexistent", "options": ["bind"] }' ||
+  fail "bundle"
+$RT --systemd-cgroup create --bundle /run/b3 bad2 </dev/null >/tmp/out 2>&1
+expect "create with a missing bind source fails" 1 $?
+show < /tmp/out
+expect "failed create (mount): state" absent "$($RT state bad2 >/dev/null 2>&1 && echo present || echo absent)"
+expect "failed create (mount): $u not loaded" 0 "$(systemctl list-units --all --plain --no-legend "$u" | wc -l)"
+expect "failed create (mount): cgroup gone" no "$([ -d $cg/$u ] && echo yes || echo no)"
 
 # A bad cgroupsPath is refused before anything exists.
 sed -i "s/system.slice:$rt:t1/system.slice:$rt:..\/..\/x/" /run/b1/config.json
@@ -104,6 +117,18 @@ $RT --systemd-cgroup create --bundle /run/b1 t3 </dev/null > /tmp/err 2>&1
 expect "hostile unit name refused" 1 $?
 show < /tmp/err
 sed -i "s/system.slice:$rt:..\/..\/x/system.slice:$rt:t1/" /run/b1/config.json
+
+# A second container naming the same unit: refused (UnitExists), and the first one's unit
+# must survive the failed create's cleanup (runc's cleanup stops it: shown, not asserted).
+bundle /run/b4 t9 || fail "bundle"
+$RT --systemd-cgroup run -d --bundle /run/b4 t9 </dev/null >/dev/null 2>&1 || fail "run -d t9"
+$RT --systemd-cgroup create --bundle /run/b4 t9dup </dev/null >/tmp/out 2>&1
+expect "same unit twice: the second create fails" 1 $?
+show < /tmp/out
+st=$(prop $rt-t9.scope ActiveState)
+if [ "$rt" = berth ]; then expect "same unit twice: the first unit stays" active "$st"
+else say "INFO same unit twice: $rt leaves the first unit $st"; fi
+$RT delete -f t9 >/dev/null 2>&1
 
 # create + start + delete with the driver, 5 times (the D-Bus round trips are its cost)
 t=$(up)
