@@ -4,7 +4,8 @@
 # same steps for either runtime, with --systemd-cgroup and cgroupsPath "system.slice:RT:NAME":
 # the scope exists with the expected properties, update changes property and file,
 # pause/resume, exec joins the unit's cgroup, delete removes the unit, a create that fails
-# after the unit was started leaves nothing. Lines start with "VMTEST:"; the last one is
+# after the unit was started leaves nothing, a second create naming a live unit does not
+# stop it (berth); then berth and runc timed side by side. Lines start with "VMTEST:"; the last one is
 # "VMTEST: RESULT: PASS|FAIL"; the exit status is the number of failures.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
 rt=$(sed -n 's/.*vmsd\.runtime=\([a-z]*\).*/\1/p' /proc/cmdline)
@@ -130,14 +131,23 @@ if [ "$rt" = berth ]; then expect "same unit twice: the first unit stays" active
 else say "INFO same unit twice: $rt leaves the first unit $st"; fi
 $RT delete -f t9 >/dev/null 2>&1
 
-# create + start + delete with the driver, 5 times (the D-Bus round trips are its cost)
-t=$(up)
+# create + start + delete with the driver (the D-Bus round trips are its cost): berth and
+# runc interleaved in this one boot, 5 cycles each, so that host load hits both alike.
+bundle /run/bt tc || fail "bundle"
+sum_berth=0; sum_runc=0
 for i in 1 2 3 4 5; do
-  $RT --systemd-cgroup run -d --bundle /run/b1 t1 </dev/null >/dev/null 2>&1 || fail "cycle $i: run"
-  $RT delete -f t1 >/dev/null 2>&1 || fail "cycle $i: delete"
+  for r in berth runc; do
+    bin=/usr/local/bin/berth; [ $r = runc ] && bin=/usr/sbin/runc
+    t=$(up)
+    $bin --systemd-cgroup run -d --bundle /run/bt tc </dev/null >/dev/null 2>&1 || fail "timing: $r run, cycle $i"
+    $bin delete -f tc >/dev/null 2>&1 || fail "timing: $r delete, cycle $i"
+    d=$(since "$t")
+    if [ $r = berth ]; then sum_berth=$(awk -v a=$sum_berth -v b=$d 'BEGIN { printf "%.2f", a + b }')
+    else sum_runc=$(awk -v a=$sum_runc -v b=$d 'BEGIN { printf "%.2f", a + b }'); fi
+  done
 done
-say "TIMING $rt run -d + delete -f, 5 cycles: $(since "$t")s"
-expect "after the cycles: $rt-t1.scope" 0 "$(systemctl list-units --all --plain --no-legend "$rt-t1.scope" | wc -l)"
+say "TIMING run -d + delete -f, 5 cycles each, interleaved: berth ${sum_berth}s, runc ${sum_runc}s"
+expect "after the cycles: $rt-tc.scope" 0 "$(systemctl list-units --all --plain --no-legend "$rt-tc.scope" | wc -l)"
 
 say "end: uptime $(up)s"
 if [ $fails = 0 ]; then say "RESULT: PASS"; else say "RESULT: FAIL ($fails failed)"; fi
