@@ -39,11 +39,11 @@ step() {
 # download and unpacking) are installed while berth builds.
 build_packages=(
   build-essential cmake pkg-config git ca-certificates libseccomp-dev libcap-dev libyajl-dev
-  libmnl-dev libyaml-dev googletest libgtest-dev clang libclang-rt-14-dev busybox-static runc
+  libmnl-dev libyaml-dev libsystemd-dev googletest libgtest-dev clang libclang-rt-14-dev busybox-static runc
   crun iproute2 util-linux uidmap procps psmisc strace jq xz-utils dpkg-dev
 )
 suite_packages=(
-  qemu-system-x86   # tests/vm
+  qemu-system-x86 debootstrap e2fsprogs   # tests/vm (debootstrap: the systemd guest)
   # conformance/runc-bats.sh: bats, and the Go libraries its helpers import
   bats gawk golang-go golang-dbus-dev golang-github-cilium-ebpf-dev
   golang-github-containerd-console-dev golang-github-coreos-go-systemd-dev

@@ -30,7 +30,7 @@ struct Config {
   // The final list: the spec's rules, then default_allowed_devices(), then GPU/RDMA rules
   // (runc's order). Empty leaves the device controller alone.
   std::vector<DeviceRule> device_rules;
-  bool systemd = false;   // --systemd-cgroup: refused (see paths.h)
+  bool systemd = false;   // --systemd-cgroup: cgroups/systemd/driver.h plans it; refused here
   bool rootless = false;  // no explicit path: hierarchies we may not write are skipped
   const Host* host = nullptr;  // null: this machine; tests pass a fake tree's Host
 };

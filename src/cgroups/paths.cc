@@ -35,12 +35,13 @@ bool is_systemd_path(std::string_view path) {
 
 Result<std::string> container_path(const Host& host, std::string_view cgroups_path,
                                    std::string_view id, bool systemd) {
-  if (systemd || is_systemd_path(cgroups_path)) {
+  // The systemd driver (cgroups/systemd) resolves its units to absolute paths first.
+  if (systemd) return Error::generic("cgroups: a systemd cgroupsPath reached the cgroupfs driver");
+  if (is_systemd_path(cgroups_path)) {
     if (!host.systemd_running)
       return Error::generic("systemd cgroup driver requires a running systemd");
-    return Error::unsupported(
-        "systemd cgroup driver: not implemented in berth; use the cgroupfs driver (an "
-        "absolute or relative linux.cgroupsPath)");
+    return Error::invalid_spec("linux.cgroupsPath " + str::go_quote(cgroups_path) +
+                               " has the systemd form slice:prefix:name: use --systemd-cgroup");
   }
   std::string path = clean_path(cgroups_path);
   if (path.empty()) {

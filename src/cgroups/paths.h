@@ -20,7 +20,8 @@ std::string clean_path(std::string_view path);
 bool is_systemd_path(std::string_view path);
 
 // The cleaned container path: absolute ("/a/b") or relative ("a/b", or the id when empty).
-// Refuses the systemd driver (flag or slice:prefix:name path).
+// Refuses a slice:prefix:name path (the systemd driver's form, which cgroups/systemd
+// resolves to an absolute path before it gets here).
 Result<std::string> container_path(const Host& host, std::string_view cgroups_path,
                                    std::string_view id, bool systemd);
 

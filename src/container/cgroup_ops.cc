@@ -11,6 +11,7 @@
 #include "berth/container.h"
 #include "berth/container_ops.h"
 #include "cgroups/manager.h"
+#include "cgroups/systemd/driver.h"
 #include "container/record.h"
 #include "container/state_store.h"
 #include "container/status.h"
@@ -139,7 +140,14 @@ Status update_container(const std::string& root, const std::string& id, const sp
   BERTH_ASSIGN(Open c, open(root, id, true));
   if (c.status == ContainerStatus::kStopped) return Error(0, ErrorKind::kNotRunning, "container not running");
   if (!c.cg) return no_cgroup(c.record, "update: the container has no cgroup");
-  BERTH_TRY(c.cg->update(r));
+  if (c.record.systemd_cgroup) {
+    std::string unit = cgroups::systemd::unit_of(c.record.cgroup_paths);
+    if (unit.empty()) return Error::generic("systemd cgroup driver: no unit named by the container's cgroup paths");
+    BERTH_ASSIGN(auto bus, cgroups::systemd::connect_system_bus());
+    BERTH_TRY(cgroups::systemd::update(*bus, unit, *c.cg, r));
+  } else {
+    BERTH_TRY(c.cg->update(r));
+  }
   // Keep the new values with the container (its config copy), as runc keeps them in state.
   auto spec = c.dir.read_config();
   if (spec) {

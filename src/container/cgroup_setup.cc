@@ -46,7 +46,10 @@ Status check_existing(const cgroups::Config& cfg) {
 
 Result<std::map<std::string, std::string>> planned_cgroup_paths(const spec::Spec& spec, const std::string& id,
                                                                 bool systemd) {
-  return cgroups::Manager::planned_paths(placement(spec, id, systemd));
+  cgroups::Config cfg = placement(spec, id, systemd);
+  if (!systemd) return cgroups::Manager::planned_paths(cfg);
+  BERTH_ASSIGN(auto plan, cgroups::systemd::plan(cfg));
+  return cgroups::Manager::planned_paths(plan.files);
 }
 
 Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
@@ -62,6 +65,17 @@ Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id,
   for (const auto& r : cgroups::default_allowed_devices()) cfg.device_rules.push_back(r);
   BERTH_ASSIGN(auto extra, cgroups::from_spec(extra_rules));
   for (const auto& r : extra) cfg.device_rules.push_back(r);
+  if (systemd) {
+    CgroupSetup out;
+    BERTH_ASSIGN(auto plan, cgroups::systemd::plan(cfg));
+    BERTH_TRY(check_existing(plan.files));
+    // Connected now: without a bus, create fails before the init exists.
+    BERTH_ASSIGN(out.bus, cgroups::systemd::connect_system_bus());
+    BERTH_ASSIGN(out.paths, cgroups::Manager::planned_paths(plan.files));
+    out.systemd.emplace(std::move(plan));
+    out.annotations = spec.annotations;
+    return out;
+  }
   BERTH_TRY(check_existing(cfg));
   BERTH_ASSIGN(cgroups::Manager m, cgroups::Manager::create(cfg));
   CgroupSetup out;
@@ -72,12 +86,24 @@ Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id,
 }
 
 Status join_cgroups(CgroupSetup& cg, pid_t pid) {
+  if (cg.systemd && !cg.manager) {
+    BERTH_ASSIGN(auto m, cgroups::systemd::start(*cg.bus, *cg.systemd, pid, cg.annotations));
+    cg.paths = m.paths();
+    cg.manager.emplace(std::move(m));
+    return ok();
+  }
   if (!cg.manager) return ok();
   return cg.manager->add_process(pid).context("join cgroups");
 }
 
-Status remove_cgroups(const std::map<std::string, std::string>& paths) {
+Status remove_cgroups(const std::map<std::string, std::string>& paths, bool systemd) {
   if (paths.empty()) return ok();
+  if (systemd) {
+    std::string unit = cgroups::systemd::unit_of(paths);
+    if (unit.empty()) return Error::generic("systemd cgroup driver: no unit named by the container's cgroup paths");
+    BERTH_ASSIGN(auto bus, cgroups::systemd::connect_system_bus());
+    BERTH_TRY(cgroups::systemd::stop_unit(*bus, unit));
+  }
   BERTH_ASSIGN(auto m, cgroups::Manager::load(paths));
   return m.destroy();
 }

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "berth/result.h"
 #include "berth/spec.h"
 #include "cgroups/manager.h"
+#include "cgroups/systemd/driver.h"
 #include "linux/rootfs/plan.h"
 
 namespace berth::container {
@@ -23,6 +25,11 @@ struct CgroupSetup {
   std::optional<cgroups::Manager> manager;
   std::map<std::string, std::string> paths;  // controller ("" = unified) → host dir
   int v2_fd = -1;                            // for CLONE_INTO_CGROUP
+  // --systemd-cgroup: the unit is started in join_cgroups, once the init's pid exists
+  // (systemd puts it in the scope itself); until then there is no manager.
+  std::optional<cgroups::systemd::Plan> systemd;
+  std::unique_ptr<cgroups::systemd::Bus> bus;
+  std::map<std::string, std::string> annotations;
 };
 
 // Where setup_cgroups() will put the container, creating nothing (recorded in the state
@@ -33,7 +40,8 @@ Result<std::map<std::string, std::string>> planned_cgroup_paths(const spec::Spec
 Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
                                   const std::vector<spec::DeviceRule>& extra_rules);
 Status join_cgroups(CgroupSetup& cg, pid_t pid);
-Status remove_cgroups(const std::map<std::string, std::string>& paths);
+// systemd: the container's unit (named by its paths) is stopped first.
+Status remove_cgroups(const std::map<std::string, std::string>& paths, bool systemd);
 bool cgroups_frozen(const std::map<std::string, std::string>& paths);
 // What a "cgroup" mount inside the container shows (rootfs plan).
 void cgroup_mount_view(const CgroupSetup& cg, std::vector<linux::rootfs::CgroupDir>* dirs,

@@ -303,7 +303,12 @@ Status create_steps(Creation& c) {
   t.mark("plan");
   BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.rootless,
                                               built->device_rules));
-  c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths); });
+  c.undo.push([&c] {
+    // systemd: only a unit this create started is stopped. One that existed already
+    // (StartTransientUnit answered UnitExists) is another container's.
+    if (c.o.systemd_cgroup && !c.cg.manager) return;
+    (void)container::remove_cgroups(c.cg.paths, c.o.systemd_cgroup);
+  });
   c.record.cgroup_paths = c.cg.paths;
   BERTH_TRY(c.dir->write_record(c.record));  // only if they differ from the planned paths
   t.mark("cgroups");

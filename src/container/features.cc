@@ -54,7 +54,9 @@ void linux_section(json::Writer& w) {
   w.key("cgroup");
   w.begin_object();
   for (const char* k : {"v1", "v2"}) w.key(k), w.boolean(true);
-  for (const char* k : {"systemd", "systemdUser"}) w.key(k), w.boolean(false);
+  // The system instance's driver; the user instance (rootless) is not supported.
+  w.key("systemd"), w.boolean(true);
+  w.key("systemdUser"), w.boolean(false);
   w.key("rdma");
   w.boolean(true);
   w.end_object();

@@ -107,7 +107,7 @@ void run_hooks_warning(const char* kind, const std::vector<spec::Hook>& hooks, c
 // Removes everything the container set up; poststop hook failures are warnings.
 Status destroy(Loaded& c, const std::string& root) {
   kill_leftovers(c.record);
-  BERTH_TRY(container::remove_cgroups(c.record.cgroup_paths).context("remove cgroups"));
+  BERTH_TRY(container::remove_cgroups(c.record.cgroup_paths, c.record.systemd_cgroup).context("remove cgroups"));
   auto spec = c.dir.read_config();
   BERTH_ASSIGN(auto store, container::StateStore::open_existing(root));
   BERTH_TRY(store.remove(c.record.id));
@@ -229,7 +229,7 @@ Status delete_unreadable(container::StateStore& store, const std::string& id, co
   }
   log::warn("container " + id + ": could not read " + unread + "; removing what is known");
   kill_leftovers(r);
-  auto removed = container::remove_cgroups(r.cgroup_paths);
+  auto removed = container::remove_cgroups(r.cgroup_paths, r.systemd_cgroup);
   if (!removed) log::warn(removed.error().context("remove cgroups").message());
   // No poststop hooks: they are given the container's state, which is what is lost.
   return store.remove(id);

@@ -116,13 +116,14 @@ TEST(CgroupsManager, UnifiedKeyOfAV1ControllerOnHybridIsAnInvalidConfiguration) 
   EXPECT_EQ(err.rfind("invalid configuration: cannot use unified on cgroup v1: linux.resources.unified[\"memory.min\"]: controller \"memory\" is not available in ", 0), 0u) << err;
 }
 
-TEST(CgroupsManager, SystemdDriverIsRefused) {
+// The systemd driver (cgroups/systemd) hands the Manager absolute paths only.
+TEST(CgroupsManager, SystemdPathsAreNotItsOwn) {
   CgroupFixture f(Layout::kHybrid);
   Config c;
   c.id = "c1";
   c.systemd = true;
   c.host = &f.host;
-  EXPECT_EQ(failure(Manager::create(c)), "systemd cgroup driver requires a running systemd");
+  EXPECT_EQ(failure(Manager::create(c)), "cgroups: a systemd cgroupsPath reached the cgroupfs driver");
   c.systemd = false;
   c.cgroups_path = "system.slice:docker:c1";
   EXPECT_EQ(failure(Manager::create(c)), "systemd cgroup driver requires a running systemd");

@@ -1,0 +1,44 @@
+// The systemd Manager calls the systemd cgroup driver makes (StartTransientUnit, StopUnit,
+// SetUnitProperties, ResetFailedUnit, the Version property, job completion), behind an
+// interface that unit tests fake. connect_system_bus() is the real one (sd-bus).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/result.h"
+#include "cgroups/systemd/value.h"
+
+namespace berth::cgroups::systemd {
+
+class Bus {
+ public:
+  virtual ~Bus() = default;
+  // StartTransientUnit(name, "replace", props, []) → the job's object path. A unit that
+  // exists already is Error::sys(EEXIST) (systemd's UnitExists).
+  virtual Result<std::string> start_transient_unit(const std::string& name, const std::vector<Property>& props) = 0;
+  // StopUnit(name, "replace") → the job's path. A unit systemd does not know: ENOENT.
+  virtual Result<std::string> stop_unit(const std::string& name) = 0;
+  // The result JobRemoved gives for `job` ("done", "failed", "canceled", ...); ETIMEDOUT
+  // when systemd has not finished it within timeout_ms.
+  virtual Result<std::string> wait_job(const std::string& job, int timeout_ms) = 0;
+  virtual Status set_unit_properties(const std::string& name, const std::vector<Property>& props) = 0;
+  virtual Status reset_failed_unit(const std::string& name) = 0;
+  // The Manager's Version ("252.39-1~deb12u2").
+  virtual Result<std::string> version() = 0;
+};
+
+// How long berth waits for systemd: each call and each job (runc waits 30 s for a job).
+inline constexpr int kCallTimeoutMs = 10000;
+inline constexpr int kJobTimeoutMs = 30000;
+
+// The system bus through libsystemd, loaded on first use (dlopen), so that berth without
+// --systemd-cgroup never maps it. Fails with one clear line when systemd is not running,
+// libsystemd is missing, or the bus does not answer.
+Result<std::unique_ptr<Bus>> connect_system_bus();
+
+// "v252.39-1" / "252" / "\"252-1.fc32\"" → 252 (runc's systemdVersionAtoi); -1 if none.
+int parse_version(std::string_view v);
+
+}  // namespace berth::cgroups::systemd

@@ -1,0 +1,149 @@
+// The systemd cgroup driver: unit start/stop over the bus, then the unit's cgroup files
+// (see driver.h). linux.cgroupsPath, linux.resources, annotations org.systemd.property.*.
+#include "cgroups/systemd/driver.h"
+
+#include <cerrno>
+
+#include "util/rollback.h"
+#include "util/strings.h"
+
+namespace berth::cgroups::systemd {
+
+int parse_version(std::string_view v) {
+  while (!v.empty() && (v.front() == '"' || v.front() == 'v')) v.remove_prefix(1);
+  size_t n = 0;
+  while (n < v.size() && n < 9 && v[n] >= '0' && v[n] <= '9') ++n;
+  if (n == 0) return -1;
+  return static_cast<int>(*str::parse_u64(v.substr(0, n)));
+}
+
+Result<Plan> plan(const Config& cfg) {
+  const Host* host = cfg.host;
+  if (!host) {
+    const auto& probed = cgroups::host();
+    if (!probed) return probed.error();
+    host = &*probed;
+  }
+  if (!host->systemd_running)
+    return Error::generic("systemd not running on this host, cannot use systemd cgroups manager");
+  if (cfg.rootless) return Error::unsupported("systemd cgroup driver: rootless (the user's systemd) is not supported");
+  BERTH_ASSIGN(Unit unit, unit_for(cfg.cgroups_path, cfg.id, false));
+  if (unit.is_slice)
+    return Error::unsupported("systemd cgroup driver: a container in a slice unit (" + unit.name +
+                              ") is not supported; name a scope");
+  Plan p;
+  p.unit = std::move(unit);
+  p.files = cfg;
+  p.files.systemd = false;
+  p.files.cgroups_path = p.unit.path;  // absolute: the same path in every hierarchy
+  p.files.host = host;
+  p.v2 = host->layout == Layout::kV2;
+  return p;
+}
+
+Result<std::vector<Property>> start_properties(const Plan& p, pid_t pid,
+                                               const std::map<std::string, std::string>& annotations,
+                                               const PropertyOptions& o) {
+  std::vector<Property> out;
+  out.push_back({"Description", Value::str("berth container " + p.files.id)});
+  out.push_back({"Slice", Value::str(p.unit.slice)});
+  // Delegate=yes: the subtree is the container's; systemd keeps out of it.
+  out.push_back({"Delegate", Value::boolean(true)});
+  out.push_back({"PIDs", Value::u32_array({static_cast<uint32_t>(pid)})});
+  // Accounting on from the start, as runc: the kernel cannot charge memory retroactively.
+  for (const char* a : {"MemoryAccounting", "CPUAccounting", o.v2 ? "IOAccounting" : "BlockIOAccounting",
+                        "TasksAccounting"})
+    out.push_back({a, Value::boolean(true)});
+  out.push_back({"DefaultDependencies", Value::boolean(false)});
+  if (p.files.resources) {
+    const auto* devices = p.files.device_rules.empty() ? nullptr : &p.files.device_rules;
+    BERTH_ASSIGN(auto res, resource_properties(*p.files.resources, devices, o));
+    for (auto& r : res) out.push_back(std::move(r));
+  }
+  BERTH_ASSIGN(auto extra, annotation_properties(annotations));
+  for (auto& e : extra) out.push_back(std::move(e));
+  if (o.v2 && p.files.resources) {
+    const auto& u = p.files.resources->unified;
+    if (auto it = u.find("memory.oom.group"); it != u.end()) {
+      auto v = str::trim(it->second);
+      if (v == "0") out.push_back({"OOMPolicy", Value::str("continue")});
+      else if (v == "1") out.push_back({"OOMPolicy", Value::str("kill")});
+      else return Error::invalid_spec("unified resource \"memory.oom.group\" value conversion error: " + str::go_quote(v));
+    }
+  }
+  return out;
+}
+
+Status start_unit(Bus& bus, const std::string& name, const std::vector<Property>& props) {
+  auto job = bus.start_transient_unit(name, props);
+  if (!job && job.error().err() == EEXIST) {
+    // Perhaps a failed unit of an earlier container of this name: reset it, try once more.
+    (void)bus.reset_failed_unit(name);
+    job = bus.start_transient_unit(name, props);
+  }
+  if (!job) return std::move(job).error().context("unable to start unit \"" + name + "\"");
+  auto result = bus.wait_job(*job, kJobTimeoutMs);
+  if (!result) {
+    (void)stop_unit(bus, name);
+    return std::move(result).error().context("timeout waiting for systemd to create " + name);
+  }
+  if (*result != "done") {
+    (void)bus.reset_failed_unit(name);
+    return Error::generic("error creating systemd unit `" + name + "`: got `" + *result + "`");
+  }
+  return ok();
+}
+
+Status stop_unit(Bus& bus, const std::string& name) {
+  auto job = bus.stop_unit(name);
+  if (!job) {
+    // NoSuchUnit: already gone (stopped by hand, or its last process exited).
+    if (job.error().err() == ENOENT) return ok();
+    return std::move(job).error();
+  }
+  auto result = bus.wait_job(*job, kJobTimeoutMs);
+  if (!result) return std::move(result).error().context("timed out while waiting for systemd to remove " + name);
+  // A unit that ended "failed" stays listed until reset.
+  (void)bus.reset_failed_unit(name);
+  return ok();
+}
+
+Result<Manager> start(Bus& bus, const Plan& p, pid_t pid, const std::map<std::string, std::string>& annotations) {
+  PropertyOptions o;
+  o.v2 = p.v2;
+  auto version = bus.version();
+  o.systemd_version = version ? parse_version(*version) : -1;
+  BERTH_ASSIGN(auto props, start_properties(p, pid, annotations, o));
+  BERTH_TRY(start_unit(bus, p.unit.name, props));
+  Rollback undo;
+  undo.push([&bus, &p] { (void)stop_unit(bus, p.unit.name); });
+  BERTH_ASSIGN(Manager m, Manager::create(p.files));
+  // v2: systemd put the pid in the unit's cgroup already; v1/hybrid: the hierarchies
+  // systemd does not manage still need it (runc's legacy manager joins them the same way).
+  if (!p.v2) BERTH_TRY(m.add_process(pid));
+  undo.commit();
+  return m;
+}
+
+Status update(Bus& bus, const std::string& unit, Manager& m, const spec::Resources& r,
+              const std::vector<DeviceRule>* devices) {
+  PropertyOptions o;
+  o.v2 = m.layout() == Layout::kV2;
+  auto version = bus.version();
+  o.systemd_version = version ? parse_version(*version) : -1;
+  BERTH_ASSIGN(auto props, resource_properties(r, devices, o));
+  if (!props.empty()) BERTH_TRY(bus.set_unit_properties(unit, props).context("unable to set unit properties"));
+  return m.update(r, devices);
+}
+
+std::string unit_of(const std::map<std::string, std::string>& paths) {
+  std::string unit;
+  for (const auto& [ctrl, path] : paths) {
+    std::string base = path.substr(path.rfind('/') + 1);
+    if (!valid_unit_name(base) || (!unit.empty() && base != unit)) return {};
+    unit = base;
+  }
+  return unit;
+}
+
+}  // namespace berth::cgroups::systemd

@@ -1,0 +1,57 @@
+// The systemd cgroup driver (--systemd-cgroup): the container's cgroup is a transient unit
+// (a scope, Delegate=yes, in its slice) that systemd creates with the init's pid in it, as
+// runc's and crun's systemd managers do; the limits go both to the unit's properties and
+// to its cgroup files (the cgroupfs Manager over the unit's path), so that pause/resume,
+// ps, kill --all, events and exec work on the paths as with the cgroupfs driver. update
+// sets the properties, then the files; delete stops the unit.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+
+#include "berth/result.h"
+#include "cgroups/manager.h"
+#include "cgroups/systemd/bus.h"
+#include "cgroups/systemd/properties.h"
+#include "cgroups/systemd/unit.h"
+
+namespace berth::cgroups::systemd {
+
+struct Plan {
+  Unit unit;
+  Config files;  // the cgroupfs Manager's config for the unit's cgroup (absolute path)
+  bool v2 = true;
+};
+
+// The unit and cgroup for `cfg` (cgroups_path "slice:prefix:name", or empty); touches nothing.
+Result<Plan> plan(const Config& cfg);
+
+// What StartTransientUnit gets, in runc's order: Description, Slice= (Wants= for a slice),
+// Delegate=yes, PIDs=[pid], the accounting switches, DefaultDependencies=no, the resources,
+// the annotations' properties, OOMPolicy from unified memory.oom.group.
+Result<std::vector<Property>> start_properties(const Plan& p, pid_t pid,
+                                               const std::map<std::string, std::string>& annotations,
+                                               const PropertyOptions& o);
+
+// StartTransientUnit + the job's end (runc: a unit left over as "failed" is reset and the
+// start tried once more; a job that does not end "done" is an error, and the unit reset).
+Status start_unit(Bus& bus, const std::string& name, const std::vector<Property>& props);
+// StopUnit + the job's end, then ResetFailedUnit; a unit systemd does not know is fine.
+Status stop_unit(Bus& bus, const std::string& name);
+
+// The whole create step: start the unit with `pid`, then the cgroupfs Manager over its
+// cgroup writes every limit and adds `pid` to the hierarchies systemd left out (v1). On any
+// failure the unit is stopped again.
+Result<Manager> start(Bus& bus, const Plan& p, pid_t pid, const std::map<std::string, std::string>& annotations);
+
+// `update`: SetUnitProperties (runtime), then the files.
+Status update(Bus& bus, const std::string& unit, Manager& m, const spec::Resources& r,
+              const std::vector<DeviceRule>* devices = nullptr);
+
+// The unit of a container from its recorded cgroup paths (the last component of each, the
+// same everywhere by construction); empty when they disagree or do not name a unit.
+std::string unit_of(const std::map<std::string, std::string>& paths);
+
+}  // namespace berth::cgroups::systemd

@@ -1,0 +1,249 @@
+// The systemd driver against a fake bus and a fake cgroup tree: the unit it plans, what
+// StartTransientUnit gets, the job handling (retry after UnitExists, failed job, timeout),
+// the files written after the start, and that a failure leaves no unit behind.
+#include "cgroups/systemd/driver.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "unit/cgroups/fake_tree.h"
+
+namespace berth::cgroups::systemd {
+namespace {
+
+using testing::FakeTree;
+
+class FakeBus : public Bus {
+ public:
+  Result<std::string> start_transient_unit(const std::string& name, const std::vector<Property>& props) override {
+    log.push_back("start " + name);
+    if (exists_times > 0) {
+      --exists_times;
+      return Error::sys(EEXIST, "Unit " + name + " already exists.");
+    }
+    started = props;
+    if (on_start) on_start();
+    return "/org/freedesktop/systemd1/job/" + std::to_string(++jobs);
+  }
+  Result<std::string> stop_unit(const std::string& name) override {
+    log.push_back("stop " + name);
+    if (unknown_unit) return Error::sys(ENOENT, "Unit " + name + " not loaded.");
+    return "/org/freedesktop/systemd1/job/" + std::to_string(++jobs);
+  }
+  Result<std::string> wait_job(const std::string& job, int timeout_ms) override {
+    log.push_back("wait " + job.substr(job.rfind('/') + 1) + " " + std::to_string(timeout_ms));
+    if (job_timeout) return Error::sys(ETIMEDOUT, "systemd did not finish job " + job);
+    return job_result;
+  }
+  Status set_unit_properties(const std::string& name, const std::vector<Property>& props) override {
+    log.push_back("set " + name);
+    set = props;
+    return ok();
+  }
+  Status reset_failed_unit(const std::string& name) override {
+    log.push_back("reset-failed " + name);
+    return ok();
+  }
+  Result<std::string> version() override { return std::string("252.39-1~deb12u2"); }
+
+  std::vector<std::string> log;
+  std::vector<Property> started, set;
+  int exists_times = 0;
+  int jobs = 0;
+  std::string job_result = "done";
+  bool job_timeout = false;
+  bool unknown_unit = false;
+  std::function<void()> on_start;
+};
+
+std::vector<std::string> texts(const std::vector<Property>& props) {
+  std::vector<std::string> out;
+  for (const auto& p : props) out.push_back(p.text());
+  return out;
+}
+
+struct Fixture {
+  explicit Fixture(Layout layout) : tree(layout), host(tree.host()) {
+    host.systemd_running = true;
+    cfg.cgroups_path = "system.slice:docker:abc";
+    cfg.id = "abc";
+    cfg.host = &host;
+    cfg.resources = &resources;
+  }
+  FakeTree tree;
+  Host host;
+  spec::Resources resources;
+  Config cfg;
+};
+
+TEST(SystemdDriver, PlansTheUnitAndItsCgroup) {
+  Fixture f(Layout::kV2);
+  auto p = plan(f.cfg);
+  ASSERT_TRUE(p) << p.error().message();
+  EXPECT_EQ(p->unit.name, "docker-abc.scope");
+  EXPECT_EQ(p->files.cgroups_path, "/system.slice/docker-abc.scope");
+  EXPECT_FALSE(p->files.systemd);
+  auto paths = Manager::planned_paths(p->files);
+  ASSERT_TRUE(paths);
+  EXPECT_EQ(paths->at(""), f.tree.root() + "/sys/fs/cgroup/system.slice/docker-abc.scope");
+  EXPECT_EQ(unit_of(*paths), "docker-abc.scope");
+
+  Fixture hybrid(Layout::kHybrid);
+  auto hp = plan(hybrid.cfg);
+  ASSERT_TRUE(hp);
+  EXPECT_FALSE(hp->v2);
+  auto hpaths = Manager::planned_paths(hp->files);
+  ASSERT_TRUE(hpaths);
+  EXPECT_EQ(hpaths->at("memory"), hybrid.tree.root() + "/sys/fs/cgroup/memory/system.slice/docker-abc.scope");
+  EXPECT_EQ(hpaths->at("name=systemd"), hybrid.tree.root() + "/sys/fs/cgroup/systemd/system.slice/docker-abc.scope");
+  EXPECT_EQ(unit_of(*hpaths), "docker-abc.scope");
+}
+
+TEST(SystemdDriver, RefusesWhatItCannotDo) {
+  Fixture f(Layout::kV2);
+  f.host.systemd_running = false;
+  auto p = plan(f.cfg);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().message(), "systemd not running on this host, cannot use systemd cgroups manager");
+  f.host.systemd_running = true;
+  f.cfg.rootless = true;
+  EXPECT_EQ(plan(f.cfg).error().kind(), ErrorKind::kUnsupported);
+  f.cfg.rootless = false;
+  f.cfg.cgroups_path = "kubepods.slice::kubepods-pod1.slice";
+  EXPECT_EQ(plan(f.cfg).error().kind(), ErrorKind::kUnsupported);
+  f.cfg.cgroups_path = "system.slice:docker:../../etc";
+  EXPECT_EQ(plan(f.cfg).error().kind(), ErrorKind::kInvalidSpec);
+}
+
+TEST(SystemdDriver, StartPropertiesInRuncsOrder) {
+  Fixture f(Layout::kV2);
+  f.resources.memory = spec::Memory{};
+  f.resources.memory->limit = 64 << 20;
+  f.resources.pids = spec::Pids{.limit = 32};
+  f.resources.unified["memory.oom.group"] = "1";
+  auto p = plan(f.cfg);
+  ASSERT_TRUE(p);
+  auto props = start_properties(*p, 42, {{"org.systemd.property.TimeoutStopSec", "uint64 5"}}, {});
+  ASSERT_TRUE(props) << props.error().message();
+  EXPECT_EQ(texts(*props), (std::vector<std::string>{
+                               "Description=s 'berth container abc'",
+                               "Slice=s 'system.slice'",
+                               "Delegate=b true",
+                               "PIDs=au [42]",
+                               "MemoryAccounting=b true",
+                               "CPUAccounting=b true",
+                               "IOAccounting=b true",
+                               "TasksAccounting=b true",
+                               "DefaultDependencies=b false",
+                               "MemoryMax=t 67108864",
+                               "TasksMax=t 32",
+                               "TimeoutStopUSec=t 5000000",
+                               "OOMPolicy=s 'kill'",
+                           }));
+  EXPECT_FALSE(start_properties(*p, 42, {{"org.systemd.property.PIDs", "[uint32 1]"}}, {}));
+}
+
+TEST(SystemdDriver, StartsTheUnitThenWritesTheFiles) {
+  Fixture f(Layout::kV2);
+  f.resources.memory = spec::Memory{};
+  f.resources.memory->limit = 1 << 20;
+  auto p = plan(f.cfg);
+  ASSERT_TRUE(p);
+  FakeBus bus;
+  // systemd makes the scope's cgroup when it starts the unit.
+  bus.on_start = [&] { f.tree.add_cgroup("/system.slice/docker-abc.scope"); };
+  auto m = start(bus, *p, 42, {});
+  ASSERT_TRUE(m) << m.error().message();
+  EXPECT_EQ(bus.log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000"}));
+  EXPECT_EQ(f.tree.read(f.tree.file("", "/system.slice/docker-abc.scope", "memory.max")), "1048576");
+  EXPECT_EQ(m->paths().at(""), f.tree.root() + "/sys/fs/cgroup/system.slice/docker-abc.scope");
+
+  spec::Resources more;
+  more.pids = spec::Pids{.limit = 7};
+  ASSERT_TRUE(update(bus, "docker-abc.scope", *m, more));
+  EXPECT_EQ(bus.log.back(), "set docker-abc.scope");
+  EXPECT_EQ(texts(bus.set), std::vector<std::string>{"TasksMax=t 7"});
+  EXPECT_EQ(f.tree.read(f.tree.file("", "/system.slice/docker-abc.scope", "pids.max")), "7");
+}
+
+TEST(SystemdDriver, HybridJoinsTheHierarchiesSystemdLeavesOut) {
+  Fixture f(Layout::kHybrid);
+  auto p = plan(f.cfg);
+  ASSERT_TRUE(p);
+  FakeBus bus;
+  bus.on_start = [&] { f.tree.add_cgroup("/system.slice/docker-abc.scope"); };
+  auto m = start(bus, *p, 42, {});
+  ASSERT_TRUE(m) << m.error().message();
+  EXPECT_EQ(f.tree.read(f.tree.file("freezer", "/system.slice/docker-abc.scope", "cgroup.procs")), "42");
+  EXPECT_NE(std::find(bus.started.begin(), bus.started.end(), Property{"BlockIOAccounting", Value::boolean(true)}),
+            bus.started.end());
+}
+
+TEST(SystemdDriver, AFailureAfterTheStartStopsTheUnit) {
+  Fixture f(Layout::kV2);
+  f.resources.memory = spec::Memory{};
+  f.resources.memory->limit = 1 << 20;
+  auto p = plan(f.cfg);
+  ASSERT_TRUE(p);
+  FakeBus bus;  // no on_start: the directory has no memory.max, so writing the limit fails
+  auto m = start(bus, *p, 42, {});
+  ASSERT_FALSE(m);
+  EXPECT_EQ(bus.log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000", "stop docker-abc.scope",
+                                               "wait 2 30000", "reset-failed docker-abc.scope"}));
+  EXPECT_FALSE(f.tree.exists("sys/fs/cgroup/system.slice/docker-abc.scope"));
+}
+
+TEST(SystemdDriver, JobOutcomes) {
+  {
+    FakeBus bus;
+    bus.exists_times = 1;  // a failed unit of the same name is reset, then started again
+    ASSERT_TRUE(start_unit(bus, "x.scope", {}));
+    EXPECT_EQ(bus.log, (std::vector<std::string>{"start x.scope", "reset-failed x.scope", "start x.scope", "wait 1 30000"}));
+  }
+  {
+    FakeBus bus;
+    bus.exists_times = 2;
+    auto st = start_unit(bus, "x.scope", {});
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().err(), EEXIST);
+  }
+  {
+    FakeBus bus;
+    bus.job_result = "failed";
+    auto st = start_unit(bus, "x.scope", {});
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().message(), "error creating systemd unit `x.scope`: got `failed`");
+    EXPECT_EQ(bus.log.back(), "reset-failed x.scope");
+  }
+  {
+    FakeBus bus;
+    bus.job_timeout = true;
+    auto st = start_unit(bus, "x.scope", {});
+    ASSERT_FALSE(st);
+    EXPECT_NE(st.error().message().find("timeout waiting for systemd to create x.scope"), std::string::npos);
+    EXPECT_EQ(bus.log[2], "stop x.scope");  // nothing left behind if it ever comes
+  }
+  {
+    FakeBus bus;
+    bus.unknown_unit = true;  // stopped already (its processes ended): fine
+    EXPECT_TRUE(stop_unit(bus, "x.scope"));
+    EXPECT_EQ(bus.log, std::vector<std::string>{"stop x.scope"});
+  }
+}
+
+TEST(SystemdDriver, UnitOfAndVersion) {
+  EXPECT_EQ(unit_of({{"", "/sys/fs/cgroup/system.slice/a-b.scope"}}), "a-b.scope");
+  EXPECT_EQ(unit_of({{"cpu", "/x/system.slice/a-b.scope"}, {"memory", "/y/system.slice/a-c.scope"}}), "");
+  EXPECT_EQ(unit_of({{"", "/sys/fs/cgroup/berth/c1"}}), "");
+  EXPECT_EQ(parse_version("252.39-1~deb12u2"), 252);
+  EXPECT_EQ(parse_version("v245.4-1.fc32"), 245);
+  EXPECT_EQ(parse_version("\"245\""), 245);
+  EXPECT_EQ(parse_version("x"), -1);
+}
+
+}  // namespace
+}  // namespace berth::cgroups::systemd

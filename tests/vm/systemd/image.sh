@@ -1,0 +1,149 @@
+#!/bin/sh
+# image.sh: the systemd guest for the vm-systemd suites: a Debian 12 (bookworm) userland
+# with systemd 252 as PID 1 on pure cgroup v2, runc 1.1, Debian's 6.1 kernel, booted by
+# qemu under TCG. The rootfs and kernel are built once per build dir (debootstrap, ~2 min)
+# and reused; each call then installs the berth binary and the guest suite and remakes the
+# initrd and the ext4 image (a few seconds).
+#
+#   image.sh WORK BERTH        WORK: cache folder; BERTH: the berth binary to install
+#
+# Environment: BERTH_VM_MIRROR (default: the mirror the host's apt uses).
+# Host needs (as root): debootstrap e2fsprogs qemu-system-x86 xz-utils; no KVM, no loop
+# mounts, no systemd on the host. Exit 77 with the reason when something is missing.
+set -eu
+
+W=$1
+BERTH=$2
+here=$(cd "$(dirname "$0")" && pwd)
+ROOT=$W/rootfs
+MIRROR=${BERTH_VM_MIRROR:-$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)}
+[ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+# minbase + what the suite needs; no docker/containerd here (they add ~10 s of boot)
+PKGS=systemd,systemd-sysv,dbus,kmod,runc,busybox-static,procps,libmnl0
+PRUNE="sound drivers/gpu drivers/media drivers/net drivers/scsi drivers/usb drivers/iio
+drivers/staging drivers/comedi drivers/hwmon drivers/infiniband drivers/md net/wireless"
+
+say() { printf 'vm-systemd: %s\n' "$*" >&2; }
+skip() { say "SKIP: $*"; exit 77; }
+die() { say "error: $*"; exit 1; }
+now() { date +%s; }
+
+[ "$(id -u)" = 0 ] || skip "not root (debootstrap and chroot need it)"
+for c in debootstrap mkfs.ext4 qemu-system-x86_64 dpkg-deb gzip chroot xz; do
+  command -v $c >/dev/null || skip "$c not found (apt-get install debootstrap e2fsprogs qemu-system-x86 xz-utils)"
+done
+[ -x "$BERTH" ] || die "no berth binary at $BERTH"
+mkdir -p "$W"
+
+rootfs() {
+  [ -f "$ROOT/.debootstrap-done" ] && return
+  [ -n "$MIRROR" ] || skip "no Debian mirror known (set BERTH_VM_MIRROR)"
+  t=$(now); rm -rf "$ROOT"
+  say "debootstrap bookworm from $MIRROR (once per build dir)"
+  nice debootstrap --variant=minbase --include="$PKGS" bookworm "$ROOT" "$MIRROR" > "$W/debootstrap.log" 2>&1 ||
+    { tail -n 20 "$W/debootstrap.log" >&2; die "debootstrap failed (log: $W/debootstrap.log)"; }
+  chroot "$ROOT" apt-get clean
+  touch "$ROOT/.debootstrap-done"
+  say "debootstrap: $(( $(now) - t ))s"
+}
+
+kernel() {
+  [ -f "$W/boot/abi" ] && [ -f "$W/boot/vmlinux" ] && return
+  t=$(now)
+  abi=$(chroot "$ROOT" apt-cache depends linux-image-amd64 2>/dev/null |
+        sed -n 's/^ *Depends: linux-image-\(6\.[0-9.]*-[0-9]*-amd64\)$/\1/p' | head -n 1)
+  [ -n "$abi" ] || die "cannot find the kernel ABI in the rootfs's apt lists"
+  mkdir -p "$W/boot"
+  chroot "$ROOT" sh -c "cd /tmp && apt-get -q download linux-image-$abi" >&2 || die "kernel download failed"
+  kx=$W/kx; rm -rf "$kx"; mkdir -p "$kx"
+  dpkg-deb -x "$ROOT"/tmp/linux-image-"$abi"_*.deb "$kx"
+  rm -f "$ROOT"/tmp/linux-image-*.deb
+  src=$kx/lib/modules/$abi; [ -d "$src" ] || src=$kx/usr/lib/modules/$abi
+  rm -rf "$ROOT/usr/lib/modules/$abi"; mkdir -p "$ROOT/usr/lib/modules"
+  cp -a "$src" "$ROOT/usr/lib/modules/"   # usr-merged: into usr/lib, not through /lib
+  for d in $PRUNE; do rm -rf "$ROOT/usr/lib/modules/$abi/kernel/$d"; done
+  chroot "$ROOT" depmod -a "$abi" || die "depmod failed"
+  # qemu boots the ELF vmlinux through its PVH entry: no seconds of xz under TCG
+  z=$kx/boot/vmlinuz-$abi
+  off=$(LC_ALL=C grep -obUa "$(printf '\3757zXZ')" "$z" | head -n 1 | cut -d: -f1)
+  [ -n "$off" ] || die "no xz payload in $z"
+  tail -c +$((off + 1)) "$z" | xz -dc > "$W/boot/vmlinux" 2>/dev/null || true
+  [ "$(head -c 4 "$W/boot/vmlinux" | od -An -c | tr -d ' ')" = 177ELF ] || die "cannot unpack vmlinux"
+  rm -rf "$kx"
+  echo "$abi" > "$W/boot/abi"
+  say "kernel $abi: $(( $(now) - t ))s"
+}
+
+initrd() {
+  abi=$(cat "$W/boot/abi")
+  ir=$W/initrd; rm -rf "$ir"; mkdir -p "$ir/bin" "$ir/dev" "$ir/proc" "$ir/sys" "$ir/newroot" "$ir/mod"
+  cp "$ROOT/bin/busybox" "$ir/bin/busybox"
+  mknod -m 600 "$ir/dev/console" c 5 1
+  chroot "$ROOT" modprobe -S "$abi" -a --show-depends virtio_pci virtio_blk ext4 crc32c_generic |
+    awk '$1 == "insmod" && !seen[$2]++ { print $2 }' | while read -r p; do
+      cp "$ROOT$p" "$ir/mod/"; echo "/mod/$(basename "$p")" >> "$ir/mod/order"
+    done
+  cat > "$ir/init" <<'INIT'
+#!/bin/busybox sh
+B=/bin/busybox
+$B mount -t proc proc /proc
+$B mount -t sysfs sysfs /sys
+$B mount -t devtmpfs devtmpfs /dev
+while read -r m; do $B insmod "$m" 2>/dev/null; done < /mod/order
+i=0; while [ ! -b /dev/vda ] && [ $i -lt 300 ]; do $B sleep 0.1; i=$((i + 1)); done
+$B mount -t ext4 -o rw /dev/vda /newroot || { echo "initrd: cannot mount /dev/vda"; $B poweroff -f; }
+$B mount --move /dev /newroot/dev
+$B umount /proc /sys
+exec $B switch_root /newroot /sbin/init
+INIT
+  chmod 755 "$ir/init"
+  (cd "$ir" && find . | "$ROOT/bin/busybox" cpio -o -H newc 2>/dev/null) | gzip -1 > "$W/boot/initrd.gz"
+  rm -rf "$ir"
+}
+
+configure() {
+  R=$ROOT
+  echo sysvm > "$R/etc/hostname"
+  printf '127.0.0.1 localhost sysvm\n' > "$R/etc/hosts"
+  printf '/dev/vda / ext4 rw,relatime 0 0\n' > "$R/etc/fstab"
+  # the console carries the results: no getty on it; no timers during the test
+  chroot "$R" systemctl mask serial-getty@ttyS0.service getty@tty1.service apt-daily.timer \
+    apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer fstrim.timer >/dev/null 2>&1
+  chroot "$R" systemctl set-default multi-user.target >/dev/null 2>&1
+  install -m 755 "$BERTH" "$R/usr/local/bin/berth"
+  install -m 755 "$here/guest-suite.sh" "$R/usr/local/sbin/vm-systemd-suite"
+  rm -rf "$R/opt/bb"; mkdir -p "$R/opt/bb/bin" "$R/opt/bb/proc" "$R/opt/bb/sys" "$R/opt/bb/dev" "$R/opt/bb/tmp"
+  cp "$R/bin/busybox" "$R/opt/bb/bin/busybox"
+  for a in sh sleep true cat; do ln -sf busybox "$R/opt/bb/bin/$a"; done
+  cat > "$R/etc/systemd/system/vm-test.service" <<'UNIT'
+[Unit]
+Description=berth vm-systemd suite (results on ttyS0, then power off)
+After=multi-user.target
+# in [Unit]: in [Service] SuccessAction= is ignored and the VM would not power off
+SuccessAction=poweroff-force
+FailureAction=poweroff-force
+
+[Service]
+# not oneshot: "systemctl is-system-running --wait" in the suite would wait for itself
+Type=simple
+ExecStart=/usr/local/sbin/vm-systemd-suite
+StandardOutput=tty
+StandardError=inherit
+TTYPath=/dev/ttyS0
+TTYReset=no
+TTYVHangup=no
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+  chroot "$R" systemctl enable vm-test.service >/dev/null 2>&1
+}
+
+t=$(now)
+rootfs
+kernel
+configure
+initrd
+rm -f "$W/image.ext4"
+mkfs.ext4 -q -F -L sysvm -d "$ROOT" "$W/image.ext4" 2G || die "mkfs.ext4 -d failed"
+say "image ready: $(( $(now) - t ))s"
