@@ -23,10 +23,10 @@ bool valid_name(const std::string& n) {
   });
 }
 
-// The node keeps the host's mode and owner, as DRI nodes do: rdma-core's udev rules make
-// uverbs* and rdma_cm 0666 but umad* and issm* 0600 (or 0660 with a group), because a
-// umad or issm node sends management datagrams to the whole fabric (subnet manager
-// traffic). Without a host node (a host whose udev has not run, a fake host) the same
+// The node keeps the host's mode and owner, as DRI nodes do: the kernel makes uverbs* and
+// rdma_cm 0666 but umad* and issm* 0600 (site udev rules often 0660 to a group), because
+// a umad or issm node sends management datagrams to the whole fabric (subnet manager
+// traffic). Without a host node of that device (udev has not run, a fake host) the same
 // defaults, root-owned.
 DeviceNode to_edit(const HostView& host, const CharNode& n) {
   DeviceNode d;

@@ -155,10 +155,10 @@ TEST(RdmaRequest, EditsForOneDevice) {
   EXPECT_TRUE(e->mounts.empty());
 }
 
-// Without host nodes to copy (this fake host's /hostdev does not exist): rdma-core's
+// Without host nodes to copy (this fake host's /hostdev does not exist): the kernel's
 // defaults, never a blanket 0666 for the management nodes. The modes of real host nodes
 // are copied (GpuRdma.GpusAndAnAdapterInOneContainer, with mknod'ed nodes).
-TEST(RdmaRequest, ModesWithoutHostNodesAreRdmaCoreDefaults) {
+TEST(RdmaRequest, ModesWithoutHostNodesAreTheKernelDefaults) {
   auto e = edits(asking("mlx5_1"), fixture());
   ASSERT_TRUE(e) << e.error().message();
   std::vector<std::string> modes;
