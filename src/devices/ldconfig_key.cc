@@ -210,6 +210,16 @@ class KeyBuilder {
     if (!fd) return std::move(fd).error().context(dir);
     std::string real = resolved(dir);
     guarded_.insert(real);
+    // Another name of a directory already scanned (/lib/<triplet> on a merged-/usr image):
+    // ldconfig skips it too (same device and inode); its entries may be recorded under
+    // either name.
+    if (auto seen = key_.names.find(real); seen != key_.names.end() && scanned_.count(real)) {
+      line("dir " + dir + " = " + real + " (scanned)");
+      auto copy = seen->second;
+      key_.names[dir].insert(copy.begin(), copy.end());
+      return ok();
+    }
+    scanned_.insert(real);
     line("dir " + dir + " = " + real);
     std::set<std::string> names;
     int dup = ::fcntl(fd->get(), F_DUPFD_CLOEXEC, 0);
@@ -227,14 +237,14 @@ class KeyBuilder {
     if (names.size() > kMaxNames) return Error::generic(dir + ": too many entries");
     const auto& own = edits_[real];
     for (const auto& [n, what] : own) names.insert(n);
-    for (const auto& n : names) BERTH_TRY(entry(fd->get(), dir, real, n, own, depth));
+    for (const auto& n : names) BERTH_TRY(entry(fd->get(), dir, real, n, own, names, depth));
     key_.names[dir].insert(names.begin(), names.end());
     key_.names[real].insert(names.begin(), names.end());
     return ok();
   }
 
   Status entry(int dirfd, const std::string& dir, const std::string& real, const std::string& n,
-               const std::map<std::string, std::string>& own, int depth) {
+               const std::map<std::string, std::string>& own, const std::set<std::string>& names, int depth) {
     if (auto it = own.find(n); it != own.end()) {
       line("  " + n + " " + it->second);
       return ok();
@@ -245,9 +255,16 @@ class KeyBuilder {
       char buf[PATH_MAX];
       ssize_t len = ::readlinkat(dirfd, n.c_str(), buf, sizeof buf);
       if (len < 0) return Error::sys(errno, "readlink " + dir + "/" + n);
+      std::string to(buf, static_cast<size_t>(len));
+      // A link to a name in the same directory (the SONAME links of nearly every library):
+      // that name's own line describes what it reaches.
+      if (to.find('/') == std::string::npos && !kHwcapDirs.count(n) && names.count(to)) {
+        line("  " + n + " l " + str::go_quote(to));
+        return ok();
+      }
       struct stat target;
       bool there = root_.stat(real + "/" + n, &target);
-      line("  " + n + " l " + identity(st) + " " + str::go_quote(std::string_view(buf, static_cast<size_t>(len))) + " " +
+      line("  " + n + " l " + identity(st) + " " + str::go_quote(to) + " " +
            (there ? std::string(S_ISDIR(target.st_mode) ? "d " : "") + identity(target) : std::string("dangling")));
       if (there && S_ISDIR(target.st_mode) && kHwcapDirs.count(n) && depth < 3) return scan(dir + "/" + n, depth + 1);
       return ok();
@@ -270,6 +287,7 @@ class KeyBuilder {
   std::map<std::string, std::map<std::string, std::string>> edits_;  // resolved dir → name → edit
   std::vector<std::string> dirs_;
   std::map<std::string, std::string> resolved_;  // in-root path → resolved in the root
+  std::set<std::string> scanned_;                 // resolved directories listed already
   std::set<std::string> guarded_ = {"/etc/ld.so.cache", "/var/cache/ldconfig"};
 };
 

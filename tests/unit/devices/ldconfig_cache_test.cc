@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -253,6 +255,30 @@ TEST_F(LdconfigKeyTest, NotFilledFromASymlinkOrAChangedImage) {
   fill_ldconfig_cache(*fill);
   EXPECT_FALSE(fs::exists(ldconfig_cache_dir(state.path()) + "/" + fill->digest))
       << "the image changed between the key and the run";
+}
+
+}  // namespace
+}  // namespace berth::devices
+
+namespace berth::devices {
+namespace {
+
+// What the key costs on a distribution-sized library directory (1,000 libraries and 1,000
+// SONAME links, as /usr/lib/x86_64-linux-gnu of a large image): printed, not asserted
+// (docs/gpu.md "Create time").
+TEST_F(LdconfigKeyTest, KeyTimingOnABigLibraryDirectory) {
+  for (int i = 0; i < 1000; ++i) {
+    std::string n = "libgen" + std::to_string(i) + ".so";
+    put(r + kLib + "/" + n + ".1.0.0", "x");
+    fs::create_symlink(n + ".1.0.0", r + kLib + "/" + n + ".1");
+  }
+  ASSERT_TRUE(ldconfig_key(r, e, mounts));
+  struct timespec a, b;
+  ::clock_gettime(CLOCK_MONOTONIC, &a);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(ldconfig_key(r, e, mounts));
+  ::clock_gettime(CLOCK_MONOTONIC, &b);
+  double ms = ((b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6) / 5;
+  std::printf("ldconfig key over 2,000 entries: %.2f ms\n", ms);
 }
 
 }  // namespace
