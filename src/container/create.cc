@@ -318,6 +318,10 @@ Status create_steps(Creation& c) {
   if (!fifo) return Error::sys(errno, "open exec.fifo");
   BERTH_TRY(spawn_init(c, built.get(), fifo));
   t.mark("init ready");
+  if (built->ldconfig_fill) {
+    devices::fill_ldconfig_cache(*built->ldconfig_fill);
+    t.mark("ldconfig cache filled");
+  }
   BERTH_TRY(c.dir->write_record(c.record));
   if (!c.o.pid_file.empty()) BERTH_TRY(write_pid_file(c.o.pid_file, c.init_pid));
   if (!c.o.pidfd_socket.empty())

@@ -149,7 +149,7 @@ void merge_edits(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, spec:
   for (const auto& l : e.symlinks)
     if (!in_bound_dev(plan, linux::clean_path(l.container_path)))
       plan.links.push_back({l.target, linux::clean_path(l.container_path)});
-  for (const auto& f : e.files) plan.files.push_back({linux::clean_path(f.container_path), f.content, f.mode});
+  for (const auto& f : e.files) plan.files.push_back({linux::clean_path(f.container_path), f.content, f.mode, f.replace});
   merge_overlays(e, plan);
   for (const auto& l : e.ldconfig) plan.exec_after_pivot.push_back({l.host_binary, l.args});
 }

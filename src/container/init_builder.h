@@ -4,11 +4,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "berth/container.h"
 #include "berth/spec.h"
 #include "container/cgroup_setup.h"
 #include "container/process/init_config.h"
+#include "devices/ldconfig_cache.h"
 
 namespace berth::container {
 
@@ -20,6 +22,8 @@ struct BuiltInit {
   linux::NamespacePlan ns;
   std::vector<spec::DeviceRule> device_rules;  // added by device modules, for the cgroup
   bool spec_changed = false;  // device modules added hooks or linux.netDevices to the spec
+  // A device module's ldconfig run missed the ld.so.cache cache: stored after the init ran it.
+  std::optional<devices::LdconfigFill> ldconfig_fill;
 };
 
 // `rootfs` is the absolute host path of root.path. The cgroup mount view is filled in by

@@ -52,7 +52,9 @@ std::string to_text(const Edits& e) {
   for (const auto& m : e.mounts)
     line("mount " + m.host_path + " -> " + m.container_path + " [" + str::join(m.options, ",") + "]");
   for (const auto& l : e.symlinks) line("link " + l.container_path + " -> " + l.target);
-  for (const auto& f : e.files) line("file " + f.container_path + " mode=" + octal(f.mode) + " " + str::go_quote(f.content));
+  for (const auto& f : e.files)
+    line("file " + f.container_path + " mode=" + octal(f.mode) + " " +
+         (f.replace ? "replace, " + std::to_string(f.content.size()) + " bytes" : str::go_quote(f.content)));
   for (const auto& o : e.overlays) {
     line("overlay " + o.container_path);
     for (const auto& f : o.files) line("  file " + f.container_path + " mode=" + octal(f.mode) + " " + str::go_quote(f.content));

@@ -40,6 +40,9 @@ struct File {
   std::string container_path;  // created (with parents) before pivot_root
   std::string content;
   uint32_t mode = 0644;
+  // Replaced by a rename, as ldconfig replaces its cache: whatever the image has there (a
+  // symlink included) is swapped out, never followed or written through.
+  bool replace = false;
 };
 
 // A read-only tmpfs over a container path, populated with files, then selected host paths

@@ -33,6 +33,7 @@ class Sys {
   virtual Status mknodat(int dirfd, const std::string& path, mode_t mode, dev_t dev) = 0;
   virtual Status symlinkat(const std::string& target, int dirfd, const std::string& path) = 0;
   virtual Status unlinkat(int dirfd, const std::string& path, int flags) = 0;
+  virtual Status renameat(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to) = 0;
   virtual Status fchownat(int dirfd, const std::string& path, uid_t uid, gid_t gid, int flags) = 0;
   virtual Status fchmodat(int dirfd, const std::string& path, mode_t mode) = 0;
   virtual Status write_fd(int fd, std::string_view data) = 0;

@@ -52,6 +52,10 @@ class LinuxSys final : public Sys {
     if (::unlinkat(dirfd, path.c_str(), flags) < 0) return Error::sys(errno, "unlink " + path);
     return ok();
   }
+  Status renameat(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to) override {
+    if (::renameat(from_dirfd, from.c_str(), to_dirfd, to.c_str()) < 0) return Error::sys(errno, "rename " + from + " to " + to);
+    return ok();
+  }
   Status fchownat(int dirfd, const std::string& path, uid_t uid, gid_t gid, int flags) override {
     if (::fchownat(dirfd, path.c_str(), uid, gid, flags) < 0) return Error::sys(errno, "chown " + show(path));
     return ok();

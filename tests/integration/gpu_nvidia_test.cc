@@ -3,6 +3,7 @@
 // /proc/driver/nvidia, ldconfig run inside with a clean environment (compat libcuda
 // chosen), traps in the image, user namespaces, hosts without a driver, unknown devices.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -94,6 +95,65 @@ TEST(GpuNvidia, LdconfigRunsInsideWithACleanEnvironmentAndPicksCompat) {
   EXPECT_EQ(cuda[1], "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
   EXPECT_EQ(read_file(b.rootfs() + "/out"), "libcuda /usr/local/cuda/compat/libcuda.so.1 cuda 12080\n")
       << "a CUDA program in the container loads the compat libcuda";
+}
+
+// The ld.so.cache cache (docs/gpu.md "The ldconfig cache"): the second create of an
+// unchanged glibc image writes the cache ldconfig made the first time instead of running
+// it; a changed image runs it again; an image's symlinked /etc/ld.so.cache is replaced,
+// never written through; an entry tampered with on disk is not used.
+TEST(GpuNvidia, LdconfigCacheHitMissAndHostileImage) {
+  ASSERT_FALSE(fixture().empty());
+  Runtime rt;
+  Bundle b;
+  add_glibc(b.rootfs());
+  add_image(b.rootfs(), "compat-note");
+  b.script("/cudaver >/out 2>&1");
+  b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=all");
+  std::string cg = cgroup_for(b, "ldcache");
+  const std::string want = "libcuda /usr/local/cuda/compat/libcuda.so.1 cuda 12080\n";
+  int n = 0;
+  auto run = [&](const std::string& expect) {
+    std::string id = "gpu-ldcache-" + std::to_string(++n);
+    GpuRun r = create_start_wait(rt, b, id, cg, {"--debug"});
+    EXPECT_EQ(r.create.code, 0) << r.create.err;
+    EXPECT_TRUE(r.stopped) << id << " did not finish";
+    EXPECT_TRUE(contains(r.create.err, "ldconfig cache: " + expect)) << id << ": " << expect << " expected in\n" << r.create.err;
+    EXPECT_EQ(read_file(b.rootfs() + "/out"), want) << id << ": the container loads the compat libcuda";
+    return r.create.err;
+  };
+  // The first create of this rootfs makes the directories and mount points of berth's
+  // binds (/lib/firmware, the lib dir's entries), which the key describes as the edits they
+  // are: its ldconfig result is stored at once.
+  EXPECT_TRUE(contains(run("miss"), "ldconfig cache: stored"));
+  std::string made = read_file(b.rootfs() + "/etc/ld.so.cache");
+  ASSERT_FALSE(made.empty());
+  run("hit");
+  EXPECT_EQ(read_file(b.rootfs() + "/etc/ld.so.cache"), made) << "the cached bytes are ldconfig's";
+  // A changed image library: ldconfig runs again (and its result is stored again).
+  struct timespec t[2] = {{1, 0}, {1, 0}};
+  ::utimensat(AT_FDCWD, (b.rootfs() + "/lib/x86_64-linux-gnu/libc.so.6").c_str(), t, 0);
+  run("miss");
+  // A symlink out of the rootfs at /etc/ld.so.cache: replaced inside the rootfs.
+  TempDir host("berth-ldcache-host");
+  std::ofstream(host.path() + "/victim") << "host file";
+  std::filesystem::remove(b.rootfs() + "/etc/ld.so.cache");
+  std::filesystem::create_symlink(host.path() + "/victim", b.rootfs() + "/etc/ld.so.cache");
+  run("hit");
+  EXPECT_EQ(read_file(host.path() + "/victim"), "host file") << "written through the image's symlink";
+  EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::symlink_status(b.rootfs() + "/etc/ld.so.cache")));
+  EXPECT_EQ(read_file(b.rootfs() + "/etc/ld.so.cache"), made);
+  // An entry tampered with on disk (payload changed): not used, ldconfig runs.
+  std::string dir = rt.root() + "/.ldconfig-cache";
+  std::vector<std::string> entries;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) entries.push_back(e.path());
+  ASSERT_EQ(entries.size(), 2u) << "one entry per image state";
+  for (const auto& e : entries) {
+    std::string bytes = read_file(e);
+    bytes[bytes.size() / 2] ^= 0x20;
+    std::ofstream(e, std::ios::trunc) << bytes;
+  }
+  std::string tampered = run("miss");
+  EXPECT_TRUE(contains(tampered, "the payload does not match its hash")) << tampered;
 }
 
 TEST(GpuNvidia, WithoutCompatTheHostLibcudaIsLoaded) {

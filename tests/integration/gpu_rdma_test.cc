@@ -29,20 +29,22 @@ TEST(GpuRdma, GpusAndAnAdapterInOneContainer) {
   b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=0");
   b.spec().annotations["org.berth.rdma.devices"] = "mlx5_0";
   b.script("exec >/out 2>&1; for n in /dev/infiniband/* /dev/nvidia1 /dev/nvidiactl; do "
-           "echo \"$n $(stat -c '%F %t:%T' $n)\"; done; ls /usr/lib64 | grep -c libcuda.so.550");
+           "echo \"$n $(stat -c '%F %t:%T %a %u:%g' $n)\"; done; ls /usr/lib64 | grep -c libcuda.so.550");
   std::string cg = cgroup_for(b, "gpu-rdma");
   GpuRun r = create_start_wait(rt, b, "gpu-rdma", cg);
   ASSERT_EQ(r.create.code, 0) << r.create.err;
   ASSERT_TRUE(r.stopped) << "the container did not finish";
   std::string out = read_file(b.rootfs() + "/out");
   // mlx5_0 is uverbs1 (231:193), umad0 (231:0), issm0 (231:64); rdma_cm is 10:58 (hex below).
+  // Modes and owners are the host nodes' (the fixture's umad and issm are 0660 root:44),
+  // never a blanket 0666.
   EXPECT_EQ(out,
-            "/dev/infiniband/issm0 character special file e7:40\n"
-            "/dev/infiniband/rdma_cm character special file a:3a\n"
-            "/dev/infiniband/umad0 character special file e7:0\n"
-            "/dev/infiniband/uverbs1 character special file e7:c1\n"
-            "/dev/nvidia1 character special file c3:1\n"
-            "/dev/nvidiactl character special file c3:ff\n"
+            "/dev/infiniband/issm0 character special file e7:40 660 0:44\n"
+            "/dev/infiniband/rdma_cm character special file a:3a 666 0:0\n"
+            "/dev/infiniband/umad0 character special file e7:0 660 0:44\n"
+            "/dev/infiniband/uverbs1 character special file e7:c1 666 0:0\n"
+            "/dev/nvidia1 character special file c3:1 666 0:0\n"
+            "/dev/nvidiactl character special file c3:ff 666 0:0\n"
             "1\n");
   for (const char* rule : {"c 231:193 rw", "c 231:0 rw", "c 231:64 rw", "c 10:58 rw", "c 195:1 rw", "c 195:255 rw"})
     EXPECT_TRUE(contains(r.devices, rule)) << rule << " in\n" << r.devices;

@@ -44,6 +44,10 @@ class FaultySys : public linux::Sys {
     if (int e = call("unlinkat", EBUSY)) return Error::sys(e, "unlink " + path);
     return real().unlinkat(dirfd, path, flags);
   }
+  Status renameat(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to) override {
+    if (int e = call("renameat", EACCES)) return Error::sys(e, "rename " + from);
+    return real().renameat(from_dirfd, from, to_dirfd, to);
+  }
   Status fchownat(int dirfd, const std::string& path, uid_t uid, gid_t gid, int flags) override {
     if (int e = call("fchownat", EPERM)) return Error::sys(e, "chown " + path);
     return real().fchownat(dirfd, path, uid, gid, flags);

@@ -3,6 +3,8 @@
 #include "devices/rdma/request.h"
 
 #include <errno.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <algorithm>
 
@@ -21,6 +23,11 @@ bool valid_name(const std::string& n) {
   });
 }
 
+// The node keeps the host's mode and owner, as DRI nodes do: the kernel makes uverbs* and
+// rdma_cm 0666 but umad* and issm* 0600 (site udev rules often 0660 to a group), because
+// a umad or issm node sends management datagrams to the whole fabric (subnet manager
+// traffic). Without a host node of that device (udev has not run, a fake host) the same
+// defaults, root-owned.
 DeviceNode to_edit(const HostView& host, const CharNode& n) {
   DeviceNode d;
   d.container_path = "/dev/infiniband/" + n.name;
@@ -28,7 +35,11 @@ DeviceNode to_edit(const HostView& host, const CharNode& n) {
   d.type = 'c';
   d.major = n.major;
   d.minor = n.minor;
-  d.mode = 0666;
+  bool verbs = str::starts_with(n.name, "uverbs") || n.name == "rdma_cm";
+  d.mode = verbs ? 0666 : 0600;
+  struct stat st;
+  if (::stat(d.host_path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(n.major, n.minor))
+    d.mode = st.st_mode & 07777, d.uid = st.st_uid, d.gid = st.st_gid;
   d.access = "rw";
   return d;
 }

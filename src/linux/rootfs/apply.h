@@ -66,6 +66,7 @@ class Applier {
   Status finalize();
   // extension.cc
   Status write_file(int base_fd, const FileStep& f);
+  Status replace_file(int dirfd, const std::string& name, const FileStep& f);
   Status mount_overlay(const OverlayStep& o);
 
   Sys& sys_;

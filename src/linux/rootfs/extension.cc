@@ -22,9 +22,23 @@ std::string parent_of(const std::string& p) {
 Status Applier::write_file(int base_fd, const FileStep& f) {
   BERTH_ASSIGN(UniqueFd dir, make_in_root(sys_, base_fd, parent_of(f.path), Leaf::kDirectory));
   std::string name = f.path.substr(f.path.rfind('/') + 1);
+  if (f.replace) return replace_file(dir.get(), name, f);
   BERTH_ASSIGN(UniqueFd fd, sys_.openat(dir.get(), name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, f.mode));
   BERTH_TRY(sys_.write_fd(fd.get(), f.content));
   return sys_.fchmodat(fd.get(), "", f.mode);
+}
+
+// As ldconfig writes its cache: a new file under a temporary name, renamed over the path.
+// The image may have anything at either name (a symlink out of the rootfs included): the
+// temporary name is removed first and created exclusively, and rename replaces a symlink
+// instead of following it.
+Status Applier::replace_file(int dirfd, const std::string& name, const FileStep& f) {
+  std::string tmp = name + ".berth~";
+  if (auto st = sys_.unlinkat(dirfd, tmp, 0); !st && st.error().err() != ENOENT) return st;
+  BERTH_ASSIGN(UniqueFd fd, sys_.openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, f.mode));
+  BERTH_TRY(sys_.write_fd(fd.get(), f.content));
+  BERTH_TRY(sys_.fchmodat(fd.get(), "", f.mode));
+  return sys_.renameat(dirfd, tmp, dirfd, name);
 }
 
 Status Applier::mount_overlay(const OverlayStep& o) {

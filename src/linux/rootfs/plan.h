@@ -65,6 +65,7 @@ struct FileStep {
   std::string path;  // container path; parents are created
   std::string content;
   mode_t mode = 0644;
+  bool replace = false;  // a new file renamed over the path (a symlink there is replaced)
 };
 
 // A read-only tmpfs at `path` holding `files` (relative names), with `binds` (host path →

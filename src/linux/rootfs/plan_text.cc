@@ -89,7 +89,7 @@ std::string to_text(const RootfsPlan& p) {
            ":" + std::to_string(d.minor) + " mode=" + mode_text(d.mode) + " owner=" + std::to_string(d.uid) + ":" +
            std::to_string(d.gid) + (d.bind ? " host=" + d.host_path : "") + "\n";
   for (const auto& l : p.links) out += "symlink " + l.path + " -> " + l.target + (l.replace ? " replace" : "") + "\n";
-  for (const auto& f : p.files) out += "file " + f.path + " mode=" + mode_text(f.mode) + "\n";
+  for (const auto& f : p.files) out += "file " + f.path + " mode=" + mode_text(f.mode) + (f.replace ? " replace" : "") + "\n";
   if (p.console) out += "console /dev/console\n";
   if (!p.cwd.empty()) out += "cwd " + p.cwd + "\n";
   for (const auto& r : p.readonly_paths) out += "readonly " + r + "\n";

@@ -140,6 +140,21 @@ Status RecordingSys::unlinkat(int dirfd, const std::string& path, int flags) {
   return finish("unlinkat(" + dir_text(dirfd) + ", " + q(path) + ", " + at_flags(static_cast<uint64_t>(flags)) + ")", err);
 }
 
+Status RecordingSys::renameat(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to) {
+  int err = begin("renameat");
+  if (!err) {
+    auto it = nodes_.find(host_path(from_dirfd, from));
+    if (it == nodes_.end()) {
+      err = ENOENT;
+    } else {
+      auto node = it->second;
+      nodes_.erase(it);
+      nodes_[host_path(to_dirfd, to)] = node;
+    }
+  }
+  return finish("renameat(" + dir_text(from_dirfd) + ", " + q(from) + ", " + dir_text(to_dirfd) + ", " + q(to) + ")", err);
+}
+
 Status RecordingSys::fchownat(int dirfd, const std::string& path, uid_t uid, gid_t gid, int flags) {
   int err = begin("fchownat");
   return finish("fchownat(" + dir_text(dirfd) + ", " + q(path) + ", " + std::to_string(uid) + ", " + std::to_string(gid) +

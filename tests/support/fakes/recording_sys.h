@@ -49,6 +49,7 @@ class RecordingSys : public linux::Sys {
   Status mknodat(int dirfd, const std::string& path, mode_t mode, dev_t dev) override;
   Status symlinkat(const std::string& target, int dirfd, const std::string& path) override;
   Status unlinkat(int dirfd, const std::string& path, int flags) override;
+  Status renameat(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to) override;
   Status fchownat(int dirfd, const std::string& path, uid_t uid, gid_t gid, int flags) override;
   Status fchmodat(int dirfd, const std::string& path, mode_t mode) override;
   Status write_fd(int fd, std::string_view data) override;

@@ -155,6 +155,23 @@ TEST(RdmaRequest, EditsForOneDevice) {
   EXPECT_TRUE(e->mounts.empty());
 }
 
+// Without host nodes to copy (this fake host's /hostdev does not exist): the kernel's
+// defaults, never a blanket 0666 for the management nodes. The modes of real host nodes
+// are copied (GpuRdma.GpusAndAnAdapterInOneContainer, with mknod'ed nodes).
+TEST(RdmaRequest, ModesWithoutHostNodesAreTheKernelDefaults) {
+  auto e = edits(asking("mlx5_1"), fixture());
+  ASSERT_TRUE(e) << e.error().message();
+  std::vector<std::string> modes;
+  for (const auto& n : e->nodes)
+    modes.push_back(n.container_path + " " + std::to_string(n.mode) + " " + std::to_string(n.uid) + ":" + std::to_string(n.gid));
+  EXPECT_EQ(modes, (std::vector<std::string>{
+                       "/dev/infiniband/uverbs0 " + std::to_string(0666) + " 0:0",
+                       "/dev/infiniband/issm1 " + std::to_string(0600) + " 0:0",
+                       "/dev/infiniband/umad1 " + std::to_string(0600) + " 0:0",
+                       "/dev/infiniband/rdma_cm " + std::to_string(0666) + " 0:0",
+                   }));
+}
+
 TEST(RdmaRequest, EditsForAll) {
   auto e = edits(asking("all"), fixture());
   ASSERT_TRUE(e) << e.error().message();
