@@ -58,17 +58,32 @@ std::string v1_mount_dir(const std::string& host_path) {
   return rest.substr(0, rest.find('/'));
 }
 
-// runc describes a cgroup v1 mount (no cgroup namespace) as one bind per hierarchy; with
-// cgroup v2 or a cgroup namespace it is a real mount CRIU dumps itself.
-std::vector<std::string> v1_cgroup_dirs(const spec::Spec& spec, const std::map<std::string, std::string>& paths) {
-  std::vector<std::string> dirs;
-  if (has_namespace(spec, "cgroup")) return dirs;
-  for (const auto& [ctrl, path] : paths) {
-    if (ctrl.empty()) continue;  // the unified hierarchy
-    std::string d = v1_mount_dir(path);
-    if (!d.empty() && std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+// A "cgroup" mount outside a cgroup namespace is berth's bind of the container's cgroup
+// (cgroup v2: at the destination; v1 and hybrid: one directory per hierarchy in a tmpfs,
+// the unified one included), which CRIU sees as a mount whose root is not the
+// filesystem's: each is external, keyed by its in-container path, and restore binds the new
+// container's cgroup there. In a cgroup namespace the mounts are fresh and CRIU dumps them.
+// Pairs of (in-container path, host directory).
+std::vector<std::pair<std::string, std::string>> cgroup_binds(const spec::Spec& spec, const spec::Mount& m,
+                                                              const std::map<std::string, std::string>& paths) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (has_namespace(spec, "cgroup")) return out;
+  std::string dest = mount_key(m.destination);
+  if (paths.size() == 1 && paths.count("")) {
+    out.push_back({dest, paths.at("")});
+    return out;
   }
-  return dirs;
+  std::set<std::string> seen;
+  for (const auto& [ctrl, path] : paths) {
+    std::string d = v1_mount_dir(path);
+    if (!d.empty() && seen.insert(d).second) out.push_back({mount_key(dest + "/" + d), path});
+  }
+  return out;
+}
+
+void dedup(std::vector<ExtMount>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const ExtMount& a, const ExtMount& b) { return a.key < b.key; });
+  v.erase(std::unique(v.begin(), v.end(), [](const ExtMount& a, const ExtMount& b) { return a.key == b.key; }), v.end());
 }
 
 std::string ns_key(const std::string& type) { return type == "network" ? "extRootNetNS" : "extRootPidNS"; }
@@ -144,9 +159,8 @@ Result<Request> dump_request(const CheckpointOptions& o, const spec::Spec& spec,
   for (const auto& m : spec.mounts) {
     if (is_bind(m)) {
       r.ext_mounts.push_back({mount_key(m.destination), mount_key(m.destination)});
-    } else if (m.type == "cgroup") {
-      for (const auto& d : v1_cgroup_dirs(spec, f.cgroup_paths))
-        r.ext_mounts.push_back({mount_key(m.destination + "/" + d), mount_key(m.destination + "/" + d)});
+    } else if (m.type == "cgroup" || m.type == "cgroup2") {
+      for (const auto& [key, host] : cgroup_binds(spec, m, f.cgroup_paths)) r.ext_mounts.push_back({key, key});
     }
   }
   // A masked file is /dev/null bound over it: an external mount restore binds again.
@@ -155,6 +169,7 @@ Result<Request> dump_request(const CheckpointOptions& o, const spec::Spec& spec,
       if (!f.masked_dirs.count(p)) r.ext_mounts.push_back({mount_key(p), "/dev/null"});
     for (const auto& d : spec.linux->devices) r.ext_mounts.push_back({mount_key(d.path), mount_key(d.path)});
   }
+  dedup(r.ext_mounts);
   return r;
 }
 
@@ -178,21 +193,14 @@ Result<Request> restore_request(const RestoreOptions& o, const spec::Spec& spec,
     if (is_bind(m)) {
       std::string src = m.source.empty() || m.source[0] == '/' ? m.source : f.bundle + "/" + m.source;
       r.ext_mounts.push_back({mount_key(m.destination), linux::clean_path(src)});
-    } else if (m.type == "cgroup") {
-      for (const auto& [ctrl, path] : f.cgroup_paths) {
-        if (ctrl.empty() || has_namespace(spec, "cgroup")) continue;
-        std::string d = v1_mount_dir(path);
-        if (!d.empty()) r.ext_mounts.push_back({mount_key(m.destination + "/" + d), path});
-      }
+    } else if (m.type == "cgroup" || m.type == "cgroup2") {
+      for (const auto& [key, host] : cgroup_binds(spec, m, f.cgroup_paths)) r.ext_mounts.push_back({key, host});
     }
   }
   if (spec.linux && !spec.linux->masked_paths.empty()) r.ext_mounts.push_back({"/dev/null", "/dev/null"});
   if (spec.linux)
     for (const auto& d : spec.linux->devices) r.ext_mounts.push_back({mount_key(d.path), mount_key(d.path)});
-  std::sort(r.ext_mounts.begin(), r.ext_mounts.end(), [](const ExtMount& a, const ExtMount& b) { return a.key < b.key; });
-  r.ext_mounts.erase(std::unique(r.ext_mounts.begin(), r.ext_mounts.end(),
-                                 [](const ExtMount& a, const ExtMount& b) { return a.key == b.key; }),
-                     r.ext_mounts.end());
+  dedup(r.ext_mounts);
   // Pipes of the checkpointed init's stdio become ours (fd i of the CRIU worker, which
   // inherits berth's stdio); terminals and files are restored from the image.
   for (size_t i = 0; i < f.descriptors.size() && i < 3; ++i)
@@ -269,7 +277,10 @@ std::string first_log_error(std::string_view log) {
     auto at = l.find("Error (");
     if (at == std::string::npos) continue;
     auto close = l.find("): ", at);
-    return close == std::string::npos ? std::string(str::trim(l.substr(at))) : std::string(str::trim(l.substr(close + 3)));
+    std::string text(str::trim(close == std::string::npos ? l.substr(at) : l.substr(close + 3)));
+    // A helper's exit status: the next error says what CRIU was doing with it.
+    if (str::starts_with(text, "exited, status=") || str::starts_with(text, "Can't wait or bad status")) continue;
+    return text;
   }
   return "";
 }
