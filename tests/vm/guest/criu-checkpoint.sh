@@ -29,7 +29,11 @@ cfg "$b" '.process.args = ["sh", "-c", "exec </dev/null >/dev/null 2>&1; i=0; wh
   | .linux.resources = {"memory": {"limit": 134217728}, "pids": {"limit": 64}}
   | .linux.namespaces |= map(select(.type != "network"))
   | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
-count() { cat "$1/rootfs/count" 2>/dev/null || echo 0; }
+count() {  # BUNDLE: the counter's last value (0 before the first, or while it is rewritten)
+  c=$(cat "$1/rootfs/count" 2>/dev/null)
+  case $c in ''|*[!0-9]*) c=0 ;; esac
+  echo "$c"
+}
 wait_count() {  # BUNDLE MIN: until the counter reaches MIN (10 s at most)
   n=0
   while [ "$(count "$1")" -lt "$2" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
