@@ -138,11 +138,13 @@ bool criu_supported() { return container::criu::built_with_criu(); }
 Status checkpoint_container(const CheckpointOptions& options) {
   if (!criu_supported()) return cr::not_built();
   CheckpointOptions o = options;
-  BERTH_TRY(cr::parse_cgroups_mode(o.manage_cgroups_mode));
-  BERTH_TRY(cr::parse_empty_ns(o.empty_ns));
   {
+    // As runc: a missing container is named before a bad flag.
     BERTH_ASSIGN(auto store, container::StateStore::open_existing(o.root));
     BERTH_ASSIGN(auto dir, store.open_container(o.id));
+    BERTH_TRY(cr::parse_cgroups_mode(o.manage_cgroups_mode));
+    BERTH_TRY(cr::parse_empty_ns(o.empty_ns));
+    BERTH_TRY(cr::library_supports(o.lazy_pages, o.lazy_pages ? o.status_fd : -1, !o.empty_ns.empty()));
     BERTH_TRY(dir.lock());
     BERTH_TRY(prepare_image_paths(o));
     BERTH_TRY(dump(o, dir));

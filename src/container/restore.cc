@@ -237,6 +237,7 @@ Result<int> restore_container(const RestoreOptions& options) {
   RestoreOptions o = options;
   BERTH_TRY(cr::parse_cgroups_mode(o.manage_cgroups_mode));
   BERTH_TRY(cr::parse_empty_ns(o.empty_ns));
+  BERTH_TRY(cr::library_supports(o.lazy_pages, -1, !o.empty_ns.empty()));
   o.image_path = absolute(o.image_path.empty() ? "checkpoint" : o.image_path);
   if (!o.work_path.empty()) o.work_path = absolute(o.work_path);
   BERTH_TRY(container::validate_id(o.id));

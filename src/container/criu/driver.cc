@@ -19,6 +19,13 @@ Error not_built() {
   return Error::unsupported("berth was built without CRIU support (libcriu): checkpoint and restore are unavailable");
 }
 
+Status library_supports(bool lazy_pages, int status_fd, bool empty_ns) {
+  if (lazy_pages) return Error::unsupported("--lazy-pages: not supported by this CRIU library (libcriu 3.17)");
+  if (status_fd >= 0) return Error::unsupported("--status-fd: not supported by this CRIU library (libcriu 3.17)");
+  if (empty_ns) return Error::unsupported("--empty-ns: not supported by this CRIU library (libcriu 3.17)");
+  return ok();
+}
+
 #ifndef BERTH_HAVE_CRIU
 
 bool built_with_criu() { return false; }
@@ -71,15 +78,6 @@ struct Opts {
 
 Status check(int rc, const std::string& what) {
   if (rc < 0) return Error::sys(-rc, "criu: " + what);
-  return ok();
-}
-
-// What libcriu 3.17 has no setter for is refused rather than silently dropped.
-Status refuse_unsupported(const Request& r) {
-  if (r.lazy_pages) return Error::unsupported("--lazy-pages: not supported by this CRIU library (libcriu 3.17)");
-  if (r.status_fd >= 0) return Error::unsupported("--status-fd: not supported by this CRIU library (libcriu 3.17)");
-  if (r.kind != Kind::kRestore && r.empty_ns)
-    return Error::unsupported("--empty-ns: not supported by this CRIU library (libcriu 3.17)");
   return ok();
 }
 
@@ -157,7 +155,7 @@ Error criu_failure(const Request& r, int rc, int err) {
 bool built_with_criu() { return true; }
 
 Result<Outcome> execute(const Request& r, const std::string& criu_binary, const Notify& notify) {
-  BERTH_TRY(refuse_unsupported(r));
+  BERTH_TRY(library_supports(r.lazy_pages, r.status_fd, r.empty_ns != 0));
   Opts opts;
   if (criu_local_init_opts(&opts.o) < 0) return Error::sys(ENOMEM, "criu: init options");
   BERTH_TRY(check(criu_local_set_service_binary(opts.o, criu_binary.c_str()), "service binary"));

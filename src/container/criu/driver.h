@@ -18,6 +18,10 @@ bool built_with_criu();
 // "berth was built without CRIU support ...": what both commands answer without libcriu.
 Error not_built();
 
+// What libcriu 3.17 has no setter for is refused, before anything is written: lazy pages,
+// a status fd, empty namespaces.
+Status library_supports(bool lazy_pages, int status_fd, bool empty_ns);
+
 // CRIU's notifications during a restore ("setup-namespaces", "post-restore", ...), with the
 // restored init's pid; an error aborts the restore.
 using Notify = std::function<Status(const std::string& action, pid_t pid)>;

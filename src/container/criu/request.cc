@@ -177,8 +177,8 @@ Result<Request> restore_request(const RestoreOptions& o, const spec::Spec& spec,
   Request r;
   r.kind = Kind::kRestore;
   BERTH_TRY(common(o, r));
-  // runc restores the network namespace empty: it does not manage network devices.
-  r.empty_ns |= CLONE_NEWNET;
+  // runc also asks for an empty network namespace here (it does not manage network
+  // devices); libcriu 3.17 cannot, so CRIU restores the namespace from the image.
   r.root = f.root;
   r.log_file = "restore.log";
   r.evasive_devices = true;

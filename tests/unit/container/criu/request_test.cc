@@ -155,7 +155,6 @@ TEST(CriuRequest, RestoreBindsTheNewContainersSources) {
             "log_file restore.log\n"
             "tcp_established\nevasive_devices\norphan_pts_master\nmanage_cgroups\n"
             "manage_cgroups_mode soft\n"
-            "empty_ns " + std::to_string(CLONE_NEWNET) + "\n"
             "ext_mount /data:/srv/data\n"
             "ext_mount /dev/fuse:/dev/fuse\n"
             "ext_mount /dev/null:/dev/null\n"
