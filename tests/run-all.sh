@@ -17,7 +17,7 @@ step() { printf '\n==== %s (%s)\n' "$*" "$(date +%T)"; }
 step "installing packages"
 apt-get update -q
 apt-get install -y -q --no-install-recommends build-essential cmake pkg-config git ca-certificates \
-  libseccomp-dev libcap-dev libyajl-dev libmnl-dev libyaml-dev googletest libgtest-dev clang libclang-rt-14-dev \
+  libseccomp-dev libcap-dev libyajl-dev libmnl-dev libyaml-dev criu libprotobuf-c-dev googletest libgtest-dev clang libclang-rt-14-dev \
   busybox-static runc crun iproute2 util-linux procps psmisc jq xz-utils qemu-system-x86 dpkg-dev >/dev/null
 
 count() {  # count <ctest log>: adds its totals
