@@ -102,7 +102,39 @@ check_eq "old bundle's counter stays at $v4" "$v4" "$(count "$b")"
 check "delete -f cr2" "$RUNTIME" delete -f cr2
 check_not "cgroup removed by delete" test -d /sys/fs/cgroup/berth-criu/cr
 
-# 6. a failed restore leaves no container and no cgroup behind.
+# 6. a terminal: `run` in the foreground holds the pty master; CRIU hands a new one back at
+# restore (orphan pts), which a foreground restore proxies to its stdout.
+t=$(bundle_copy tty) || { not_ok "bundle copy"; done_testing; }
+cfg "$t" '.process.terminal = true
+  | .process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.2; done"]
+  | .root.readonly = false
+  | .linux.cgroupsPath = "/berth-criu/tty"
+  | .linux.namespaces |= map(select(.type != "network"))
+  | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+last_tick() { tr -d '\r' < "$1" | sed -n 's/^tick \([0-9]*\)$/\1/p' | tail -n 1; }
+first_tick() { tr -d '\r' < "$1" | sed -n 's/^tick \([0-9]*\)$/\1/p' | head -n 1; }
+wait_file() {  # FILE ERE: until a line matches (10 s at most)
+  n=0
+  while ! tr -d '\r' < "$1" 2>/dev/null | grep -Eq "$2" && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+}
+(cd "$t" && exec "$RUNTIME" run tty1 </dev/null >/tmp/tty-run.out 2>&1) &
+wait_file /tmp/tty-run.out '^tick 10$'
+"$RUNTIME" checkpoint --image-path /tmp/imgt tty1 >/tmp/ckt.out 2>&1
+rc=$?; check_eq "checkpoint of a terminal container exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/ckt.out; show_log /tmp/imgt/dump.log; }
+wait
+t1=$(last_tick /tmp/tty-run.out)
+(cd "$t" && exec "$RUNTIME" restore --image-path /tmp/imgt tty1 </dev/null >/tmp/tty-rs.out 2>&1) &
+wait_file /tmp/tty-rs.out '^tick [0-9]+$'
+t2=$(first_tick /tmp/tty-rs.out)
+check "foreground restore proxies the restored terminal (tick $t1 -> ${t2:-none})" test "${t2:-0}" -gt "${t1:-0}"
+[ -n "$t2" ] || { sed 's/^/    restore| /' /tmp/tty-rs.out; show_log /tmp/imgt/restore.log; }
+check_eq "restored terminal container running" running "$(state_of tty1)"
+"$RUNTIME" kill tty1 KILL
+wait
+check_not "the foreground restore deleted the container when its init died" "$RUNTIME" state tty1
+
+# 7. a failed restore leaves no container and no cgroup behind.
 (cd "$b" && "$RUNTIME" restore -d --image-path /tmp/no-such-image bad </dev/null >/tmp/bad.out 2>&1)
 check_not "restore from a missing image fails" test $? = 0
 sed 's/^/    restore| /' /tmp/bad.out
