@@ -7,7 +7,7 @@
 # CRIU needs the sock_diag, tun and nf_tables modules loaded, and GNU tar and gzip for tmpfs
 # contents (busybox tar lacks its options). The container has no network namespace: CRIU
 # dumps one with iproute2 and iptables-save, which the VM lacks.
-# vm-options: --bin /usr/sbin/criu --bin /usr/bin/tar --bin /usr/bin/gzip --mem 768 --timeout 480 --module unix_diag --module inet_diag
+# vm-options: --bin /usr/bin/script --bin /usr/sbin/criu --bin /usr/bin/tar --bin /usr/bin/gzip --mem 768 --timeout 480 --module unix_diag --module inet_diag
 # vm-options: --module tcp_diag --module udp_diag --module netlink_diag --module af_packet_diag
 # vm-options: --module tun --module crc32c_generic --module nf_tables
 . /vm/lib.sh
@@ -103,7 +103,8 @@ check "delete -f cr2" "$RUNTIME" delete -f cr2
 check_not "cgroup removed by delete" test -d /sys/fs/cgroup/berth-criu/cr
 
 # 6. a terminal: `run` in the foreground holds the pty master; CRIU hands a new one back at
-# restore (orphan pts), which a foreground restore proxies to its stdout.
+# restore (orphan pts), which a foreground restore proxies to its stdout. Both run under
+# util-linux script(1): runc's foreground terminal mode needs a terminal on its stdin.
 t=$(bundle_copy tty) || { not_ok "bundle copy"; done_testing; }
 cfg "$t" '.process.terminal = true
   | .process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.2; done"]
@@ -115,16 +116,16 @@ last_tick() { tr -d '\r' < "$1" | sed -n 's/^tick \([0-9]*\)$/\1/p' | tail -n 1;
 first_tick() { tr -d '\r' < "$1" | sed -n 's/^tick \([0-9]*\)$/\1/p' | head -n 1; }
 wait_file() {  # FILE ERE: until a line matches (10 s at most)
   n=0
-  while ! tr -d '\r' < "$1" 2>/dev/null | grep -Eq "$2" && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+  while ! { tr -d '\r' < "$1"; } 2>/dev/null | grep -Eq "$2" && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 }
-(cd "$t" && exec "$RUNTIME" run tty1 </dev/null >/tmp/tty-run.out 2>&1) &
+(cd "$t" && exec script -qfc "exec $RUNTIME run tty1" /dev/null </dev/null >/tmp/tty-run.out 2>&1) &
 wait_file /tmp/tty-run.out '^tick 10$'
 "$RUNTIME" checkpoint --image-path /tmp/imgt tty1 >/tmp/ckt.out 2>&1
 rc=$?; check_eq "checkpoint of a terminal container exits 0" 0 "$rc"
 [ $rc = 0 ] || { cat /tmp/ckt.out; show_log /tmp/imgt/dump.log; }
 wait
 t1=$(last_tick /tmp/tty-run.out)
-(cd "$t" && exec "$RUNTIME" restore --image-path /tmp/imgt tty1 </dev/null >/tmp/tty-rs.out 2>&1) &
+(cd "$t" && exec script -qfc "exec $RUNTIME restore --image-path /tmp/imgt tty1" /dev/null </dev/null >/tmp/tty-rs.out 2>&1) &
 wait_file /tmp/tty-rs.out '^tick [0-9]+$'
 t2=$(first_tick /tmp/tty-rs.out)
 check "foreground restore proxies the restored terminal (tick $t1 -> ${t2:-none})" test "${t2:-0}" -gt "${t1:-0}"
