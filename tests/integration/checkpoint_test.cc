@@ -11,6 +11,8 @@
 namespace berth::test {
 namespace {
 
+bool have_criu() { return run_cmd({"sh", "-c", "command -v criu"}).code == 0; }
+
 bool criu_fails_here(std::string* why) {
   auto r = run_cmd({"criu", "check"});
   *why = r.out + r.err;
@@ -95,6 +97,7 @@ TEST_F(Checkpoint, GpuContainerIsRefusedNamingTheNode) {
 
 TEST_F(Checkpoint, CriuFailureNamesTheMissingFeatureAndKeepsTheContainer) {
   std::string why;
+  if (!have_criu()) GTEST_SKIP() << "no criu binary (Debian package criu)";
   if (!criu_fails_here(&why)) GTEST_SKIP() << "CRIU works on this kernel: the VM suite covers this host too";
   Container c(berth_, "ck-fail");
   ASSERT_EQ(c.started().code, 0) << c.started().err;
@@ -104,15 +107,19 @@ TEST_F(Checkpoint, CriuFailureNamesTheMissingFeatureAndKeepsTheContainer) {
   EXPECT_NE(r.err.find("criu failed: type DUMP errno"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("log file: " + img.path() + "/dump.log"), std::string::npos) << r.err;
   // CRIU's own first error (what `criu check` also says) is in the message.
-  std::string first = why.substr(why.find("): ") + 3);
-  first = first.substr(0, first.find('\n'));
-  EXPECT_NE(r.err.find("criu: " + first), std::string::npos) << r.err << "\ncriu check: " << why;
+  // (`criu check` prints nothing when a CRIU configuration file sends its log elsewhere.)
+  if (auto at = why.find("): "); at != std::string::npos) {
+    std::string first = why.substr(at + 3);
+    first = first.substr(0, first.find('\n'));
+    EXPECT_NE(r.err.find("criu: " + first), std::string::npos) << r.err << "\ncriu check: " << why;
+  }
   EXPECT_EQ(state_status(berth_, c.id()), "running");
   EXPECT_NE(file_text(img.path() + "/descriptors.json"), "");
 }
 
 TEST_F(Checkpoint, FailedRestoreLeavesNothingBehind) {
   std::string why;
+  if (!have_criu()) GTEST_SKIP() << "no criu binary (Debian package criu)";
   if (!criu_fails_here(&why)) GTEST_SKIP() << "CRIU works on this kernel: the VM suite covers this host too";
   Bundle b;
   b.spec().process->args = {"sleep", "100"};
