@@ -2,8 +2,9 @@
 # criu-checkpoint: checkpoint and restore of a container runtime ($RUNTIME) through CRIU on
 # Debian's 6.1 kernel: a counter checkpointed and restored (the value continues), the
 # container gone after a plain checkpoint, --leave-running, pre-dump + dump with
-# --parent-path, restore under a new id and bundle, cgroup limits after restore, and a
-# failed restore that leaves nothing behind. The same steps run for runc and berth.
+# --parent-path, restore under a new id and bundle (--pid-file, a prestart hook), cgroup
+# limits after restore, a terminal restored in the foreground, and a failed restore that
+# leaves nothing behind. The same steps run for runc and berth.
 # CRIU needs the sock_diag, tun and nf_tables modules loaded, and GNU tar and gzip for tmpfs
 # contents (busybox tar lacks its options). The container has no network namespace: CRIU
 # dumps one with iproute2 and iptables-save, which the VM lacks.
@@ -29,9 +30,12 @@ cfg "$b" '.process.args = ["sh", "-c", "exec </dev/null >/dev/null 2>&1; i=0; wh
   | .linux.resources = {"memory": {"limit": 134217728}, "pids": {"limit": 64}}
   | .linux.namespaces |= map(select(.type != "network"))
   | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
-count() {  # BUNDLE: the counter's last value (0 before the first, or while it is rewritten)
-  c=$(cat "$1/rootfs/count" 2>/dev/null)
-  case $c in ''|*[!0-9]*) c=0 ;; esac
+count() {  # BUNDLE: the counter's last value (0 before the first); `echo > /count`
+  # truncates before it writes, so an empty read is tried again
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    c=$(cat "$1/rootfs/count" 2>/dev/null)
+    case $c in ''|*[!0-9]*) c=0; sleep 0.05 ;; *) break ;; esac
+  done
   echo "$c"
 }
 wait_count() {  # BUNDLE MIN: until the counter reaches MIN (10 s at most)
@@ -89,13 +93,18 @@ check_not "container deleted after the dump" "$RUNTIME" state cr
 v4=$(count "$b")
 
 # 5. restore under a new id and a new bundle (a copy of the rootfs as it is now).
+# Its config has a prestart hook, which runs when CRIU has made the namespaces.
 b2=/tmp/bundles/cr2
 rm -rf "$b2"; cp -a "$b" "$b2"
-(cd /tmp && "$RUNTIME" restore -d -b "$b2" --image-path /tmp/img3 cr2 </dev/null >/tmp/rs2.out 2>&1)
+cfg "$b2" '.hooks = {"prestart": [{"path": "/bin/sh", "args": ["sh", "-c", "cat > /tmp/cr2-hook.json"]}]}'
+(cd /tmp && "$RUNTIME" restore -d -b "$b2" --pid-file /tmp/cr2.pid --image-path /tmp/img3 cr2 </dev/null >/tmp/rs2.out 2>&1)
 rc=$?; check_eq "restore -b new bundle as cr2 exits 0" 0 "$rc"
 [ $rc = 0 ] || { cat /tmp/rs2.out; show_log /tmp/img3/restore.log; }
 check_eq "cr2 running" running "$(state_of cr2)"
 check_eq "cr2's bundle" "$b2" "$("$RUNTIME" state cr2 2>/dev/null | jq -r .bundle)"
+check_eq "--pid-file names the restored init" "$("$RUNTIME" state cr2 2>/dev/null | jq -r .pid)" "$(cat /tmp/cr2.pid 2>&1)"
+check_eq "prestart hook ran at restore with the new id" cr2 "$(jq -r .id /tmp/cr2-hook.json 2>&1)"
+check "... and a pid" test "$(jq -r .pid /tmp/cr2-hook.json 2>/dev/null)" -gt 0
 wait_count "$b2" $((v4 + 5))
 check "cr2 counts on in its own rootfs ($v4 -> $(count "$b2"))" test "$(count "$b2")" -gt "$v4"
 check_eq "old bundle's counter stays at $v4" "$v4" "$(count "$b")"
