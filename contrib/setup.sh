@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
 apt-get install -y --no-install-recommends build-essential cmake pkg-config git ca-certificates \
-  libseccomp-dev libcap-dev libyajl-dev libmnl-dev libyaml-dev libsystemd-dev busybox-static util-linux
+  libseccomp-dev libcap-dev libyajl-dev libmnl-dev libyaml-dev libsystemd-dev criu libprotobuf-c-dev busybox-static util-linux
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DBERTH_TESTS=OFF
 cmake --build build-release -j"$(nproc)"
 bin=/usr/local/bin/berth

@@ -39,7 +39,7 @@ step() {
 # download and unpacking) are installed while berth builds.
 build_packages=(
   build-essential cmake pkg-config git ca-certificates libseccomp-dev libcap-dev libyajl-dev
-  libmnl-dev libyaml-dev libsystemd-dev googletest libgtest-dev clang libclang-rt-14-dev busybox-static runc
+  libmnl-dev libyaml-dev libsystemd-dev criu libprotobuf-c-dev googletest libgtest-dev clang libclang-rt-14-dev busybox-static runc
   crun iproute2 util-linux uidmap procps psmisc strace jq xz-utils dpkg-dev
 )
 suite_packages=(

@@ -8,7 +8,5 @@ Error not_implemented(const Context& ctx) {
   return Error(0, ErrorKind::kNotImplemented, "berth: " + ctx.command->name + ": not implemented yet");
 }
 
-Result<int> cmd_checkpoint(Context& ctx) { return not_implemented(ctx); }
-Result<int> cmd_restore(Context& ctx) { return not_implemented(ctx); }
 
 }  // namespace berth::cli

@@ -135,7 +135,7 @@ const char* kCreateDescription =
 std::vector<CommandSpec> build() {
   std::vector<CommandSpec> c;
   c.push_back({"checkpoint", "checkpoint a running container", "<container-id>",
-               "Checkpointing needs CRIU; berth does not support it yet.", criu_flags(false), ArgRule::kExactly, 1,
+               "Saves the container's processes with CRIU into --image-path (default ./checkpoint).", criu_flags(false), ArgRule::kExactly, 1,
                true, cmd_checkpoint, {}});
   c.push_back({"create", "create a container", "<container-id>",
                std::string(kCreateDescription), create_flags(false), ArgRule::kExactly, 1, true, cmd_create, {}});
@@ -171,7 +171,7 @@ std::vector<CommandSpec> build() {
                {flag({"format", "f"}, T::kString, "select one of: table or json", "\"table\"")}, ArgRule::kMinimum,
                1, false, cmd_ps, {}});
   c.push_back({"restore", "restore a container from a previous checkpoint", "<container-id>",
-               "Restoring needs CRIU; berth does not support it yet.", criu_flags(true), ArgRule::kExactly, 1,
+               "Restores a checkpoint made by \"berth checkpoint\" as a new container of the bundle.", criu_flags(true), ArgRule::kExactly, 1,
                true, cmd_restore, {}});
   c.push_back({"resume", "resumes all processes that have been previously paused", "<container-id>",
                "Thaws every process of a paused container.", {}, ArgRule::kExactly, 1, true, cmd_resume, {}});

@@ -3,6 +3,8 @@
 // seccomp, memory policy...), and its annotations name berth's own capabilities.
 #include "container/features.h"
 
+#include "berth/checkpoint.h"
+
 #include <seccomp.h>
 
 #include "linux/caps.h"
@@ -97,6 +99,9 @@ std::string features_json() {
   // berth's own device support, done natively in rootfs preparation (no hooks).
   w.key("org.berth.cdi.enabled");
   w.string("true");
+  // checkpoint/restore: only when built with libcriu (CRIU itself is looked up when used).
+  w.key("org.berth.checkpoint.enabled");
+  w.string(criu_supported() ? "true" : "false");
   w.key("org.berth.commit");
   w.string(BERTH_COMMIT);
   w.key("org.berth.gpu.native");

@@ -9,6 +9,8 @@
 #   --file SRC:DST     copy a host file or folder to DST in the guest (repeatable)
 #   --bundle DIR[:DST] copy an OCI bundle (see mkbundle.sh) to DST (default /bundle)
 #   --env NAME=VALUE   export NAME to the guest script (repeatable)
+#   --module NAME      load this kernel module (and its dependencies) in the guest before the
+#                      script; repeatable (fetch-kernel.sh adds it to the cache once)
 #   --rdma             load the Soft-RoCE stack (rdma_rxe, ib_uverbs, ib_umad, rdma_ucm, veth,
 #                      crc32_generic) before the script; carry iproute2 ip and rdma, ibverbs-utils
 #                      and the rxe provider
@@ -40,7 +42,7 @@ cache=${BERTH_VM_CACHE:-$repo/build/vm-cache}
 say() { printf 'run-vm: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 125; }
 
-bins=; files=; bundles=; envs=; rdma=0; timeout_s=180; mem=512; smp=1; append=
+bins=; files=; bundles=; envs=; modules=; rdma=0; timeout_s=180; mem=512; smp=1; append=
 log=; kernel=; keep=0; accel=${BERTH_VM_ACCEL:-tcg}
 nl='
 '
@@ -51,6 +53,8 @@ while [ $# -gt 0 ]; do
     --bundle) bundles="$bundles$2$nl"; shift 2 ;;
     --env) case $2 in *=*) ;; *) die "--env wants NAME=VALUE" ;; esac
            envs="$envs$2$nl"; shift 2 ;;
+    --module) case $2 in ''|*[!A-Za-z0-9_-]*) die "--module: bad name $2" ;; esac
+              modules="$modules $2"; shift 2 ;;
     --rdma) rdma=1; shift ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
@@ -82,6 +86,7 @@ cache=$(cd "$cache" && pwd)
 fetch_args="--cache $cache"
 [ -n "$kernel" ] && fetch_args="$fetch_args --kernel $kernel"
 [ $rdma = 1 ] && fetch_args="$fetch_args --rdma-userspace"
+for m in $modules; do fetch_args="$fetch_args --module $m"; done
 BERTH_VM_KVER=; BERTH_VM_KDIR=; BERTH_VM_KERNEL=; BERTH_VM_IBROOT=
 # shellcheck disable=SC2086
 eval "$("$here/fetch-kernel.sh" $fetch_args --env)" || die "fetch-kernel.sh failed"
@@ -191,6 +196,7 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 for a in "$@"; do printf '%s ' "$(q "$a")" >> "$root/vm/args"; done
 {
   printf 'export VM_RDMA=%s\n' "$rdma"
+  printf 'export VM_MODULES=%s\n' "$(q "$modules")"
   printf '%s' "$envs" | while IFS= read -r e; do
     [ -n "$e" ] || continue
     n=${e%%=*}
@@ -246,6 +252,8 @@ if [ "$VM_RDMA" = 1 ]; then
     modprobe "$m" || fatal "modprobe $m failed"
   done
 fi
+
+for m in $VM_MODULES; do modprobe "$m" || fatal "modprobe $m failed"; done
 
 eval "set -- $(cat /vm/args)"
 cd /tmp

@@ -3,6 +3,8 @@
 // annotations. The document must parse as JSON and carry the runtime-spec's keys.
 #include "container/features.h"
 
+#include "berth/checkpoint.h"
+
 #include <gtest/gtest.h>
 
 #include "linux/rootfs/options.h"
@@ -33,6 +35,11 @@ TEST(Features, NamesBerthsNativeDevices) {
                         "org.berth.rootless"})
     EXPECT_TRUE(has(f, std::string("\"") + a + "\": \"true\"")) << a;
   EXPECT_TRUE(has(f, "\"ociVersionMax\": \"1.3.0\""));
+}
+
+TEST(Features, CheckpointFollowsTheBuild) {
+  std::string want = std::string("\"org.berth.checkpoint.enabled\": \"") + (criu_supported() ? "true" : "false") + "\"";
+  EXPECT_TRUE(has(features_json(), want)) << want;
 }
 
 }  // namespace

@@ -1,0 +1,38 @@
+// Running a CRIU request: Debian's libcriu (criu.h) starts `criu swrk` and speaks its RPC
+// (protobuf over a socketpair, as runc and crun do). Built only when configure found
+// libcriu (BERTH_HAVE_CRIU); otherwise every call says berth was built without it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+
+#include "berth/result.h"
+#include "container/criu/request.h"
+#include "util/unique_fd.h"
+
+namespace berth::container::criu {
+
+bool built_with_criu();
+// "berth was built without CRIU support ...": what both commands answer without libcriu.
+Error not_built();
+
+// What libcriu 3.17 has no setter for is refused, before anything is written: lazy pages,
+// a status fd, empty namespaces.
+Status library_supports(bool lazy_pages, int status_fd, bool empty_ns);
+
+// CRIU's notifications during a restore ("setup-namespaces", "post-restore", ...), with the
+// restored init's pid; an error aborts the restore.
+using Notify = std::function<Status(const std::string& action, pid_t pid)>;
+
+struct Outcome {
+  pid_t pid = 0;        // restore: the restored init, our child (CRIU restores as our sibling)
+  UniqueFd pts_master;  // restore: the terminal's master CRIU handed back (orphan pts)
+};
+
+// Error text as runc's ("criu failed: type DUMP errno 0\nlog file: <work>/dump.log"),
+// followed by CRIU's first error line (the missing kernel feature when `criu check` fails).
+Result<Outcome> execute(const Request& r, const std::string& criu_binary, const Notify& notify);
+
+}  // namespace berth::container::criu

@@ -1,0 +1,142 @@
+// checkpoint and restore on a host where they cannot succeed: the refusals made before
+// CRIU runs (status, GPU/RDMA nodes, flags libcriu cannot pass), a CRIU failure that leaves
+// the container running, and a failed restore that leaves no state, cgroup or mount. The
+// successful paths need a kernel CRIU 3.17 runs on: tests/vm/guest/criu-checkpoint.sh.
+// Where runc has the same text, runc runs the same step.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "support/exec_helpers.h"
+
+namespace berth::test {
+namespace {
+
+bool have_criu() { return run_cmd({"sh", "-c", "command -v criu"}).code == 0; }
+
+bool criu_fails_here(std::string* why) {
+  auto r = run_cmd({"criu", "check"});
+  *why = r.out + r.err;
+  return r.code != 0;
+}
+
+// "running", "created"... from `state` ("" when it fails).
+std::string state_status(const Runtime& rt, const std::string& id) {
+  auto r = rt({"state", id});
+  auto at = r.out.find("\"status\": \"");
+  if (r.code != 0 || at == std::string::npos) return "";
+  at += 11;
+  return r.out.substr(at, r.out.find('"', at) - at);
+}
+
+bool built_with_criu() {
+  auto f = run_cmd({berth_binary(), "features"});
+  return f.out.find("\"org.berth.checkpoint.enabled\": \"true\"") != std::string::npos;
+}
+
+class Checkpoint : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!built_with_criu()) GTEST_SKIP() << "berth was built without libcriu";
+  }
+  Runtime berth_;
+  Runtime runc_{"/usr/sbin/runc"};
+};
+
+TEST_F(Checkpoint, CreatedContainerIsRefusedAsByRunc) {
+  for (const Runtime* rt : {&berth_, &runc_}) {
+    if (rt == &runc_ && !have_runc()) continue;
+    Bundle b;
+    b.spec().process->args = {"sleep", "100"};
+    b.write();
+    std::string id = rt == &runc_ ? "ck-created-r" : "ck-created-b";
+    ASSERT_EQ((*rt)({"create", "--bundle", b.path(), id}).code, 0);
+    TempDir img;
+    auto r = (*rt)({"checkpoint", "--image-path", img.path(), id});
+    EXPECT_EQ(r.code, 1) << rt->binary();
+    EXPECT_NE(r.err.find("Container cannot be checkpointed in created state"), std::string::npos) << r.err;
+    EXPECT_EQ((*rt)({"delete", "-f", id}).code, 0);
+  }
+}
+
+TEST_F(Checkpoint, FlagErrorsComeAfterTheContainerAsInRunc) {
+  TempDir img;
+  for (const Runtime* rt : {&berth_, &runc_}) {
+    if (rt == &runc_ && !have_runc()) continue;
+    auto r = (*rt)({"checkpoint", "--image-path", img.path(), "--manage-cgroups-mode", "loose", "nosuch"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("container does not exist"), std::string::npos) << rt->binary() << ": " << r.err;
+  }
+  Container c(berth_, "ck-flags");
+  ASSERT_EQ(c.started().code, 0) << c.started().err;
+  auto mode = berth_({"checkpoint", "--image-path", img.path(), "--manage-cgroups-mode", "loose", c.id()});
+  EXPECT_EQ(mode.code, 1);
+  EXPECT_NE(mode.err.find("Invalid manage cgroups mode"), std::string::npos) << mode.err;
+  auto lazy = berth_({"checkpoint", "--image-path", img.path(), "--lazy-pages", c.id()});
+  EXPECT_NE(lazy.err.find("--lazy-pages: not supported by this CRIU library"), std::string::npos) << lazy.err;
+  auto parent = berth_({"checkpoint", "--image-path", img.path(), "--parent-path", "/abs", c.id()});
+  EXPECT_NE(parent.err.find("--parent-path must be relative"), std::string::npos) << parent.err;
+  // Nothing was written for a refused request, and the container runs on.
+  EXPECT_EQ(file_text(img.path() + "/descriptors.json"), "");
+  EXPECT_EQ(state_status(berth_, c.id()), "running");
+}
+
+TEST_F(Checkpoint, GpuContainerIsRefusedNamingTheNode) {
+  Container c(berth_, "ck-gpu", [](spec::Spec& s) {
+    // The node is all CRIU would see: a GPU's major, no driver needed to make it.
+    s.linux->devices.push_back({"/dev/nvidia0", "c", 195, 0, 0666u, 0u, 0u});
+    if (!s.linux->resources) s.linux->resources.emplace();
+    s.linux->resources->devices.push_back({true, "c", 195, 0, "rw"});
+  });
+  ASSERT_EQ(c.started().code, 0) << c.started().err;
+  TempDir img;
+  auto r = berth_({"checkpoint", "--image-path", img.path(), c.id()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("cannot checkpoint a container with NVIDIA GPUs (/dev/nvidia0)"), std::string::npos) << r.err;
+  EXPECT_EQ(state_status(berth_, c.id()), "running");
+}
+
+TEST_F(Checkpoint, CriuFailureNamesTheMissingFeatureAndKeepsTheContainer) {
+  std::string why;
+  if (!have_criu()) GTEST_SKIP() << "no criu binary (Debian package criu)";
+  if (!criu_fails_here(&why)) GTEST_SKIP() << "CRIU works on this kernel: the VM suite covers this host too";
+  Container c(berth_, "ck-fail");
+  ASSERT_EQ(c.started().code, 0) << c.started().err;
+  TempDir img;
+  auto r = berth_({"checkpoint", "--image-path", img.path(), c.id()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("criu failed: type DUMP errno"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("log file: " + img.path() + "/dump.log"), std::string::npos) << r.err;
+  // CRIU's own first error (what `criu check` also says) is in the message.
+  // (`criu check` prints nothing when a CRIU configuration file sends its log elsewhere.)
+  if (auto at = why.find("): "); at != std::string::npos) {
+    std::string first = why.substr(at + 3);
+    first = first.substr(0, first.find('\n'));
+    EXPECT_NE(r.err.find("criu: " + first), std::string::npos) << r.err << "\ncriu check: " << why;
+  }
+  EXPECT_EQ(state_status(berth_, c.id()), "running");
+  EXPECT_NE(file_text(img.path() + "/descriptors.json"), "");
+}
+
+TEST_F(Checkpoint, FailedRestoreLeavesNothingBehind) {
+  std::string why;
+  if (!have_criu()) GTEST_SKIP() << "no criu binary (Debian package criu)";
+  if (!criu_fails_here(&why)) GTEST_SKIP() << "CRIU works on this kernel: the VM suite covers this host too";
+  Bundle b;
+  b.spec().process->args = {"sleep", "100"};
+  b.spec().linux->cgroups_path = "/berth-test/ck-restore";
+  b.write();
+  TempDir img;
+  ASSERT_EQ(run_cmd({"sh", "-c", "echo '[\"/dev/null\",\"/dev/null\",\"/dev/null\"]' > " + img.path() + "/descriptors.json"}).code, 0);
+  auto r = berth_({"restore", "-d", "--image-path", img.path(), "--bundle", b.path(), "ck-restore"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("criu failed: type RESTORE"), std::string::npos) << r.err;
+  EXPECT_NE(berth_({"state", "ck-restore"}).code, 0);
+  struct stat st;
+  for (const char* h : {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified"})
+    EXPECT_NE(::stat((std::string(h) + "/berth-test/ck-restore").c_str(), &st), 0) << h;
+  EXPECT_EQ(mount_lines(berth_.root()), std::vector<std::string>{});
+  EXPECT_EQ(mount_lines(b.rootfs()), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace berth::test

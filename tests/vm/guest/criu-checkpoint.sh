@@ -1,0 +1,153 @@
+#!/bin/sh
+# criu-checkpoint: checkpoint and restore of a container runtime ($RUNTIME) through CRIU on
+# Debian's 6.1 kernel: a counter checkpointed and restored (the value continues), the
+# container gone after a plain checkpoint, --leave-running, pre-dump + dump with
+# --parent-path, restore under a new id and bundle (--pid-file, a prestart hook), cgroup
+# limits after restore, a terminal restored in the foreground, and a failed restore that
+# leaves nothing behind. The same steps run for runc and berth.
+# CRIU needs the sock_diag, tun and nf_tables modules loaded, and GNU tar and gzip for tmpfs
+# contents (busybox tar lacks its options). The container has no network namespace: CRIU
+# dumps one with iproute2 and iptables-save, which the VM lacks.
+# vm-options: --bin /usr/bin/script --bin /usr/sbin/criu --bin /usr/bin/tar --bin /usr/bin/gzip --mem 768 --timeout 480 --module unix_diag --module inet_diag
+# vm-options: --module tcp_diag --module udp_diag --module netlink_diag --module af_packet_diag
+# vm-options: --module tun --module crc32c_generic --module nf_tables
+. /vm/lib.sh
+
+command -v "$RUNTIME" >/dev/null || { not_ok "runtime $RUNTIME not in the VM"; done_testing; }
+command -v criu >/dev/null || skip_all "criu is not in the VM"
+if ! out=$(criu check 2>&1); then
+  printf '%s\n' "$out" | sed 's/^/    criu check| /'
+  skip_all "criu check fails on this kernel: $(printf '%s\n' "$out" | grep -m1 Error)"
+fi
+ok "criu check: $out"
+
+b=$(bundle_copy cr) || { not_ok "bundle copy"; done_testing; }
+# The counter keeps its value in memory and writes it to /count; its stdio is the
+# container's own /dev/null (CRIU cannot dump a descriptor of the host's /dev).
+cfg "$b" '.process.args = ["sh", "-c", "exec </dev/null >/dev/null 2>&1; i=0; while :; do i=$((i+1)); echo $i > /count; sleep 0.1; done"]
+  | .root.readonly = false
+  | .linux.cgroupsPath = "/berth-criu/cr"
+  | .linux.resources = {"memory": {"limit": 134217728}, "pids": {"limit": 64}}
+  | .linux.namespaces |= map(select(.type != "network"))
+  | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+count() {  # BUNDLE: the counter's last value (0 before the first); `echo > /count`
+  # truncates before it writes, so an empty read is tried again
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    c=$(cat "$1/rootfs/count" 2>/dev/null)
+    case $c in ''|*[!0-9]*) c=0; sleep 0.05 ;; *) break ;; esac
+  done
+  echo "$c"
+}
+wait_count() {  # BUNDLE MIN: until the counter reaches MIN (10 s at most)
+  n=0
+  while [ "$(count "$1")" -lt "$2" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+}
+state_of() { "$RUNTIME" state "$1" 2>/dev/null | jq -r .status; }
+show_log() { [ -f "$1" ] && tail -n 15 "$1" | sed 's/^/    log| /'; }
+
+(cd "$b" && "$RUNTIME" run -d cr </dev/null >/tmp/run.out 2>&1)
+check_eq "run -d" 0 "$?"
+wait_count "$b" 20
+
+# 1. checkpoint: the container is gone, the counter stops.
+"$RUNTIME" checkpoint --image-path /tmp/img1 cr >/tmp/ck.out 2>&1
+rc=$?; check_eq "checkpoint exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/ck.out; show_log /tmp/img1/dump.log; }
+check "descriptors.json written" test -s /tmp/img1/descriptors.json
+check_match "descriptors.json is runc's array of the init's fds" '^\[".*",".*",".*"\]$' "$(cat /tmp/img1/descriptors.json 2>&1)"
+check_not "container deleted after checkpoint" "$RUNTIME" state cr
+check_not "its cgroup removed" test -d /sys/fs/cgroup/berth-criu/cr
+v1=$(count "$b"); sleep 0.5
+check_eq "counter stopped at $v1" "$v1" "$(count "$b")"
+
+# 2. restore: the value continues from v1.
+(cd "$b" && "$RUNTIME" restore -d --image-path /tmp/img1 cr </dev/null >/tmp/rs.out 2>&1)
+rc=$?; check_eq "restore -d exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/rs.out; show_log /tmp/img1/restore.log; }
+check_eq "restored container running" running "$(state_of cr)"
+wait_count "$b" $((v1 + 5))
+v2=$(count "$b")
+check "counter continues ($v1 -> $v2)" test "$v2" -gt "$v1"
+pid=$("$RUNTIME" state cr 2>/dev/null | jq -r .pid)
+check "restored init $pid in the container's cgroup" grep -qx "$pid" /sys/fs/cgroup/berth-criu/cr/cgroup.procs
+check_eq "memory limit after restore" 134217728 "$(cat /sys/fs/cgroup/berth-criu/cr/memory.max 2>&1)"
+check_eq "pids limit after restore" 64 "$(cat /sys/fs/cgroup/berth-criu/cr/pids.max 2>&1)"
+
+# 3. --leave-running: the container keeps counting.
+"$RUNTIME" checkpoint --leave-running --image-path /tmp/img2 cr >/tmp/ck2.out 2>&1
+rc=$?; check_eq "checkpoint --leave-running exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/ck2.out; show_log /tmp/img2/dump.log; }
+check_eq "still running" running "$(state_of cr)"
+v3=$(count "$b"); wait_count "$b" $((v3 + 3))
+check "still counting ($v3 -> $(count "$b"))" test "$(count "$b")" -gt "$v3"
+
+# 4. pre-dump, then a dump on top of it.
+"$RUNTIME" checkpoint --pre-dump --image-path /tmp/pre cr >/tmp/pre.out 2>&1
+rc=$?; check_eq "checkpoint --pre-dump exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/pre.out; show_log /tmp/pre/dump.log; }
+check_eq "running after pre-dump" running "$(state_of cr)"
+"$RUNTIME" checkpoint --parent-path ../pre --image-path /tmp/img3 cr >/tmp/ck3.out 2>&1
+rc=$?; check_eq "checkpoint --parent-path ../pre exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/ck3.out; show_log /tmp/img3/dump.log; }
+check_not "container deleted after the dump" "$RUNTIME" state cr
+v4=$(count "$b")
+
+# 5. restore under a new id and a new bundle (a copy of the rootfs as it is now).
+# Its config has a prestart hook, which runs when CRIU has made the namespaces.
+b2=/tmp/bundles/cr2
+rm -rf "$b2"; cp -a "$b" "$b2"
+cfg "$b2" '.hooks = {"prestart": [{"path": "/bin/sh", "args": ["sh", "-c", "cat > /tmp/cr2-hook.json"]}]}'
+(cd /tmp && "$RUNTIME" restore -d -b "$b2" --pid-file /tmp/cr2.pid --image-path /tmp/img3 cr2 </dev/null >/tmp/rs2.out 2>&1)
+rc=$?; check_eq "restore -b new bundle as cr2 exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/rs2.out; show_log /tmp/img3/restore.log; }
+check_eq "cr2 running" running "$(state_of cr2)"
+check_eq "cr2's bundle" "$b2" "$("$RUNTIME" state cr2 2>/dev/null | jq -r .bundle)"
+check_eq "--pid-file names the restored init" "$("$RUNTIME" state cr2 2>/dev/null | jq -r .pid)" "$(cat /tmp/cr2.pid 2>&1)"
+check_eq "prestart hook ran at restore with the new id" cr2 "$(jq -r .id /tmp/cr2-hook.json 2>&1)"
+check "... and a pid" test "$(jq -r .pid /tmp/cr2-hook.json 2>/dev/null)" -gt 0
+wait_count "$b2" $((v4 + 5))
+check "cr2 counts on in its own rootfs ($v4 -> $(count "$b2"))" test "$(count "$b2")" -gt "$v4"
+check_eq "old bundle's counter stays at $v4" "$v4" "$(count "$b")"
+check "delete -f cr2" "$RUNTIME" delete -f cr2
+check_not "cgroup removed by delete" test -d /sys/fs/cgroup/berth-criu/cr
+
+# 6. a terminal: `run` in the foreground holds the pty master; CRIU hands a new one back at
+# restore (orphan pts), which a foreground restore proxies to its stdout. Both run under
+# util-linux script(1): runc's foreground terminal mode needs a terminal on its stdin.
+t=$(bundle_copy tty) || { not_ok "bundle copy"; done_testing; }
+cfg "$t" '.process.terminal = true
+  | .process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.2; done"]
+  | .root.readonly = false
+  | .linux.cgroupsPath = "/berth-criu/tty"
+  | .linux.namespaces |= map(select(.type != "network"))
+  | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+last_tick() { tr -d '\r' < "$1" | sed -n 's/^tick \([0-9]*\)$/\1/p' | tail -n 1; }
+first_tick() { tr -d '\r' < "$1" | sed -n 's/^tick \([0-9]*\)$/\1/p' | head -n 1; }
+wait_file() {  # FILE ERE: until a line matches (10 s at most)
+  n=0
+  while ! { tr -d '\r' < "$1"; } 2>/dev/null | grep -Eq "$2" && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+}
+(cd "$t" && exec script -qfc "exec $RUNTIME run tty1" /dev/null </dev/null >/tmp/tty-run.out 2>&1) &
+wait_file /tmp/tty-run.out '^tick 10$'
+"$RUNTIME" checkpoint --image-path /tmp/imgt tty1 >/tmp/ckt.out 2>&1
+rc=$?; check_eq "checkpoint of a terminal container exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/ckt.out; show_log /tmp/imgt/dump.log; }
+wait
+t1=$(last_tick /tmp/tty-run.out)
+(cd "$t" && exec script -qfc "exec $RUNTIME restore --image-path /tmp/imgt tty1" /dev/null </dev/null >/tmp/tty-rs.out 2>&1) &
+wait_file /tmp/tty-rs.out '^tick [0-9]+$'
+t2=$(first_tick /tmp/tty-rs.out)
+check "foreground restore proxies the restored terminal (tick $t1 -> ${t2:-none})" test "${t2:-0}" -gt "${t1:-0}"
+[ -n "$t2" ] || { sed 's/^/    restore| /' /tmp/tty-rs.out; show_log /tmp/imgt/restore.log; }
+check_eq "restored terminal container running" running "$(state_of tty1)"
+"$RUNTIME" kill tty1 KILL
+wait
+check_not "the foreground restore deleted the container when its init died" "$RUNTIME" state tty1
+
+# 7. a failed restore leaves no container and no cgroup behind.
+(cd "$b" && "$RUNTIME" restore -d --image-path /tmp/no-such-image bad </dev/null >/tmp/bad.out 2>&1)
+check_not "restore from a missing image fails" test $? = 0
+sed 's/^/    restore| /' /tmp/bad.out
+check_not "no container left" "$RUNTIME" state bad
+check_not "no cgroup left" test -d /sys/fs/cgroup/berth-criu/cr
+done_testing
