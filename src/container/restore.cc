@@ -84,7 +84,7 @@ Status prepare_state(Restoring& c, const std::string& bundle) {
   BERTH_TRY(c.dir->write_record(c.record));
   BERTH_TRY(c.dir->write_config(c.spec));
   BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true", {}));
-  c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths); });
+  c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths, false); });
   c.record.cgroup_paths = c.cg.paths;
   return c.dir->write_record(c.record);
 }
@@ -241,6 +241,9 @@ Result<int> restore_container(const RestoreOptions& options) {
   o.image_path = absolute(o.image_path.empty() ? "checkpoint" : o.image_path);
   if (!o.work_path.empty()) o.work_path = absolute(o.work_path);
   BERTH_TRY(container::validate_id(o.id));
+  // The systemd driver starts its scope with the init's pid; CRIU restores into the
+  // cgroups of its caller, which would put berth itself into the container's unit.
+  if (o.systemd_cgroup) return Error::generic("restore: --systemd-cgroup is not supported yet (restore with the cgroupfs driver)");
   // libcriu restores as a sibling of its worker, so the restored init is our child; a
   // subreaper also adopts what it leaves behind.
   if (!o.detach && !o.no_subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
