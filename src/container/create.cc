@@ -216,21 +216,9 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool forks_init, cons
 }
 
 Status prepare_state(Creation& c, container::StateStore& store, const std::string& bundle) {
-  BERTH_ASSIGN(auto dir, store.create(c.o.id));
+  BERTH_ASSIGN(auto dir, store.create_locked(c.o.id, c.undo));
   c.dir.emplace(std::move(dir));
-  c.undo.push([root = c.o.root, id = c.o.id] {
-    auto s = container::StateStore::open_existing(root);
-    if (s) (void)s->remove(id);
-  });
-  BERTH_TRY(c.dir->lock());
-  c.record.oci_version = c.spec.oci_version;
-  c.record.id = c.o.id;
-  c.record.bundle = bundle;
-  const std::string& root = c.spec.root->path;
-  c.record.rootfs = root[0] == '/' ? root : linux::clean_path(bundle + "/" + root);
-  c.record.created = container::now_rfc3339_nano();
-  c.record.annotations = c.spec.annotations;
-  c.record.systemd_cgroup = c.o.systemd_cgroup;
+  c.record = container::new_record(c.spec, c.o.id, bundle, c.o.systemd_cgroup);
   c.record.rootless = c.rootless;
   // The cgroups are recorded before any directory exists: killed between the mkdirs and
   // the next write, we would otherwise leave cgroups that no delete knows of.

@@ -64,21 +64,9 @@ struct Restoring {
 
 Status prepare_state(Restoring& c, const std::string& bundle) {
   BERTH_ASSIGN(auto store, container::StateStore::open(c.o.root));
-  BERTH_ASSIGN(auto dir, store.create(c.o.id));
+  BERTH_ASSIGN(auto dir, store.create_locked(c.o.id, c.undo));
   c.dir.emplace(std::move(dir));
-  c.undo.push([root = c.o.root, id = c.o.id] {
-    auto s = container::StateStore::open_existing(root);
-    if (s) (void)s->remove(id);
-  });
-  BERTH_TRY(c.dir->lock());
-  c.record.oci_version = c.spec.oci_version;
-  c.record.id = c.o.id;
-  c.record.bundle = bundle;
-  const std::string& root = c.spec.root->path;
-  c.record.rootfs = root[0] == '/' ? linux::clean_path(root) : linux::clean_path(bundle + "/" + root);
-  c.record.created = container::now_rfc3339_nano();
-  c.record.annotations = c.spec.annotations;
-  c.record.systemd_cgroup = c.o.systemd_cgroup;
+  c.record = container::new_record(c.spec, c.o.id, bundle, c.o.systemd_cgroup);
   BERTH_ASSIGN(c.record.cgroup_paths, container::planned_cgroup_paths(c.spec, c.o.id, c.o.systemd_cgroup));
   c.record.cgroup_created = true;
   BERTH_TRY(c.dir->write_record(c.record));

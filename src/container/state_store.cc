@@ -144,6 +144,16 @@ Result<ContainerDir> StateStore::create(const std::string& id) {
   return ContainerDir(id, root_ + "/" + id, std::move(dfd));
 }
 
+Result<ContainerDir> StateStore::create_locked(const std::string& id, Rollback& undo) {
+  BERTH_ASSIGN(auto dir, create(id));
+  undo.push([root = root_, id] {
+    auto s = StateStore::open_existing(root);
+    if (s) (void)s->remove(id);
+  });
+  BERTH_TRY(dir.lock());
+  return dir;
+}
+
 Result<ContainerDir> StateStore::open_container(const std::string& id) const {
   BERTH_TRY(validate_id(id));
   if (!fd_) return Error::not_exist();

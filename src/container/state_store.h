@@ -9,6 +9,7 @@
 #include "berth/result.h"
 #include "berth/spec.h"
 #include "berth/state.h"
+#include "util/rollback.h"
 #include "util/unique_fd.h"
 
 namespace berth::container {
@@ -50,6 +51,9 @@ class StateStore {
   const std::string& root() const { return root_; }
   // New container directory; EEXIST gives "container with id exists: <id>".
   Result<ContainerDir> create(const std::string& id);
+  // create() + lock, for create and restore: the directory's removal is pushed on `undo`
+  // before anything else, so a failed call leaves no state behind.
+  Result<ContainerDir> create_locked(const std::string& id, Rollback& undo);
   // Existing container; a missing one gives "container does not exist".
   Result<ContainerDir> open_container(const std::string& id) const;
   // Removes a container's directory and what is in it (not following symlinks).

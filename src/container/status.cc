@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "container/cgroup_setup.h"
+#include "linux/paths.h"
 #include "linux/proc.h"
 
 namespace berth::container {
@@ -33,6 +34,21 @@ OciState to_oci_state(const ContainerRecord& r, ContainerStatus s) {
   o.owner = r.owner;
   o.annotations = r.annotations;
   return o;
+}
+
+ContainerRecord new_record(const spec::Spec& spec, const std::string& id, const std::string& bundle,
+                           bool systemd_cgroup) {
+  ContainerRecord r;
+  r.oci_version = spec.oci_version;
+  r.id = id;
+  r.bundle = bundle;
+  // As runc: an absolute root.path is kept as written, a relative one joined to the bundle.
+  const std::string& root = spec.root->path;
+  r.rootfs = root[0] == '/' ? root : linux::clean_path(bundle + "/" + root);
+  r.created = now_rfc3339_nano();
+  r.annotations = spec.annotations;
+  r.systemd_cgroup = systemd_cgroup;
+  return r;
 }
 
 std::string now_rfc3339_nano() {

@@ -71,14 +71,19 @@ TEST(GpuNvidia, EnvRequestNodesFilesMaskAndCgroupRules) {
   EXPECT_FALSE(contains(r.devices, "c 195:1 rw")) << r.devices;
 }
 
-TEST(GpuNvidia, LdconfigRunsInsideWithACleanEnvironmentAndPicksCompat) {
-  ASSERT_FALSE(fixture().empty());
-  Runtime rt;
-  Bundle b;
+// A glibc image with a CUDA compat library that runs /cudaver into /out, all GPUs asked for.
+void glibc_compat_image(Bundle& b) {
   add_glibc(b.rootfs());
   add_image(b.rootfs(), "compat-note");
   b.script("/cudaver >/out 2>&1");
   b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=all");
+}
+
+TEST(GpuNvidia, LdconfigRunsInsideWithACleanEnvironmentAndPicksCompat) {
+  ASSERT_FALSE(fixture().empty());
+  Runtime rt;
+  Bundle b;
+  glibc_compat_image(b);
   std::string cg = cgroup_for(b, "ldconfig");
   GpuRun r = create_start_wait(rt, b, "gpu-ldconfig", cg);
   ASSERT_EQ(r.create.code, 0) << r.create.err;
@@ -105,10 +110,7 @@ TEST(GpuNvidia, LdconfigCacheHitMissAndHostileImage) {
   ASSERT_FALSE(fixture().empty());
   Runtime rt;
   Bundle b;
-  add_glibc(b.rootfs());
-  add_image(b.rootfs(), "compat-note");
-  b.script("/cudaver >/out 2>&1");
-  b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=all");
+  glibc_compat_image(b);
   std::string cg = cgroup_for(b, "ldcache");
   const std::string want = "libcuda /usr/local/cuda/compat/libcuda.so.1 cuda 12080\n";
   int n = 0;

@@ -15,16 +15,6 @@
 namespace berth::test {
 namespace {
 
-// berth always, runc when installed: each gets its own Runtime (state root) and bundle.
-void for_each_runtime(const std::function<void(const Runtime&, const std::string& name)>& f) {
-  Runtime berth;
-  f(berth, "berth");
-  if (have_runc()) {
-    Runtime runc(runc_binary());
-    f(runc, "runc");
-  }
-}
-
 // `rt <args>` started with `cwd` as its working directory.
 CmdResult run_in(const std::string& cwd, const Runtime& rt, const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", cwd, rt.binary(), "--root", rt.root()};

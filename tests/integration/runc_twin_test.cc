@@ -15,16 +15,6 @@
 namespace berth::test {
 namespace {
 
-// berth always, runc when installed: each gets its own Runtime (state root).
-void for_each_runtime(const std::function<void(const Runtime&, const std::string& name)>& f) {
-  Runtime berth;
-  f(berth, "berth");
-  if (have_runc()) {
-    Runtime runc(runc_binary());
-    f(runc, "runc");
-  }
-}
-
 // A container root that is host uid/gid 100000, as in runc's userns.bats.
 void in_user_namespace(Bundle& b) {
   b.spec().linux->namespaces.push_back({"user", ""});

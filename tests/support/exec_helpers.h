@@ -62,6 +62,16 @@ inline int state_pid(const Runtime& rt, const std::string& id) {
 }
 
 // Polls `done` every 20 ms for up to `ms` milliseconds.
+// berth always, runc when installed: each gets its own Runtime (state root).
+inline void for_each_runtime(const std::function<void(const Runtime&, const std::string& name)>& f) {
+  Runtime berth;
+  f(berth, "berth");
+  if (have_runc()) {
+    Runtime runc(runc_binary());
+    f(runc, "runc");
+  }
+}
+
 inline bool eventually(const std::function<bool()>& done, int ms = 5000) {
   for (int waited = 0; waited < ms; waited += 20) {
     if (done()) return true;
