@@ -120,6 +120,20 @@ ctest_run() {  # ctest_run <build dir> <log name> <title> ctest args...: runs, c
   slowest_tests "$log" "$title"
 }
 
+bg_build() {  # bg_build <dir> <log> "<cmake -D args>" <targets...> &: configure + build, niced
+  local dir=$1 log=$2 args=$3
+  shift 3
+  # shellcheck disable=SC2086 # the -D arguments are split on purpose ("a;b" lists stay whole)
+  (nice -n 19 cmake -S . -B "$dir" $args >"$log" 2>&1 &&
+    nice -n 19 cmake --build "$dir" -j"$jobs" --target "$@" >>"$log" 2>&1) &
+}
+bg_build_wait() {  # bg_build_wait <pid> <log>: waits, shows the errors, says how it ended
+  local rc=0
+  wait "$1" || rc=$?
+  grep -E 'error|Error' "$2"
+  echo "background build ended with status $rc ($2)"
+}
+
 # ---------------------------------------------------------------- build and suites
 step "build (-Werror), the suites' packages installing meanwhile"
 # Without systemd, the engines' init scripts would start dockerd and containerd on the
@@ -143,13 +157,22 @@ if [ ! -x build/berth ]; then echo "build failed"; echo "0 passed, 1 failed"; ex
 step "ctest: unit, integration, security, conformance, vm, ecosystem (CI subsets; label full left out)"
 # Not the suites' full runs (label full, e.g. runc's whole bats suite, 5 to 13 min per
 # runtime): CI runs their subsets (conformance.runc-bats-fast.berth); `ctest -L full` runs them.
+# The sanitized build runs meanwhile, in the background at nice 19: the suites wait on
+# containers, daemons and VMs for much of their time (about half the CPU sat idle in the
+# ASan integration run), and a niced build takes only what they leave.
+bg_build build-asan build/asan-build.log \
+  "-DBERTH_WERROR=ON -DBERTH_SANITIZE=address;undefined" \
+  berth berth_unit_tests berth_integration_tests berth_security_tests berth_reliability_tests
+asan_build=$!
 ctest_run build ctest.log "ctest" -LE '^full$' --timeout 1800
 
-step "ASan + UBSan build"
-cmake -S . -B build-asan -DBERTH_WERROR=ON -DBERTH_SANITIZE="address;undefined" >/dev/null &&
-  cmake --build build-asan -j"$jobs" --target berth berth_unit_tests berth_integration_tests berth_security_tests berth_reliability_tests 2>&1 | grep -E 'error|Error'
+step "ASan + UBSan build (what was left of it when the suites ended)"
+bg_build_wait "$asan_build" build/asan-build.log
 
 step "ASan + UBSan: unit, integration and the attack suite"
+# The fuzzing build (clang, libFuzzer) in the background, as the ASan build above.
+CC=clang CXX=clang++ bg_build build-fuzz build/fuzz-build.log "-DBERTH_FUZZ=ON -DBERTH_TESTS=OFF" fuzz_all
+fuzz_build=$!
 # The visibility attack repeats a race 200 times per case in the normal run; under ASan the
 # point is memory errors on the same paths, which 50 rounds exercise as well (docs/testing.md).
 # The tmp_on_tmpfs reruns (the same cases with /tmp on a tmpfs: path handling, not memory)
@@ -164,9 +187,8 @@ ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   BERTH_KILL_ITERATIONS=50 BERTH_LOAD_CONTAINERS=30 \
   ctest_run build-asan ctest-reliability.log "ASan ctest: reliability" -L reliability -LE '^full$'
 
-step "libFuzzer targets, ${fuzz_seconds}s each"
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -DBERTH_FUZZ=ON -DBERTH_TESTS=OFF >/dev/null &&
-  cmake --build build-fuzz -j"$jobs" --target fuzz_all 2>&1 | grep -E 'error|Error'
+step "libFuzzer build (what was left of it), then the targets, ${fuzz_seconds}s each"
+bg_build_wait "$fuzz_build" build/fuzz-build.log
 # A fixed seed: this bounded run is a regression check that gives the same verdict on the
 # same tree. Finding new bugs is the long campaigns' job (docs/reliability.md).
 if BERTH_FUZZ_ARGS="-seed=${BERTH_FUZZ_SEED:-1} ${BERTH_FUZZ_ARGS:-}" tests/fuzz/run-fuzzers.sh build-fuzz "$fuzz_seconds"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
