@@ -5,11 +5,12 @@
 namespace berth::cgroups {
 namespace {
 
-// This conversion was berth's only use of libm (log2, pow, ceil); without it the binary
+// No libm here (log2, pow and ceil were most of berth's use of it): without libm the binary
 // maps and relocates one shared object less on every call. The two functions below work in
-// x87 long double (64-bit mantissa), so log2 rounds to the same double as glibc's and the
-// power lands on the same side of every integer as glibc's pow: the unit test
-// CgroupsConvert.CpuSharesToWeightMatchesLibmOverTheWholeRange checks all 262141 inputs.
+// long double (x87's 64-bit mantissa on x86-64), so log2 rounds to the same double as
+// glibc's and the power lands on the same side of every integer as glibc's pow: the unit
+// test CgroupsConvert.CpuSharesToWeightMatchesLibmOverTheWholeRange checks all 262141
+// inputs on each build.
 
 // log2(v), v >= 1: v = 2^k * m with m in [sqrt(1/2), sqrt(2)); log2(m) = 2/ln(2) * atanh(z),
 // z = (m - 1) / (m + 1), |z| < 0.172, whose odd series is below 1e-20 after 14 terms.
