@@ -2,7 +2,7 @@
 // parsers shared by the v1 and v2 stats readers. See stats.h.
 #include "cgroups/stats.h"
 
-#include <charconv>
+#include <cstdio>
 #include <cstdlib>
 
 #include "util/strings.h"
@@ -22,10 +22,8 @@ class Out {
   void u_nz(std::string_view k, uint64_t v) { if (v) u(k, v); }  // omitempty
   void str(std::string_view k, std::string_view v) { key(k); sep(); quote(v); first_ = false; }
   void f(std::string_view k, double v) {
-    char buf[64];
-    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
     key(k);
-    raw(std::string_view(buf, static_cast<size_t>(r.ptr - buf)));
+    raw(go_float(v));
   }
   template <class T>
   void list_nz(std::string_view k, const std::vector<T>& v) {
@@ -180,6 +178,21 @@ void blkio(Out& o, const BlkioStats& b) {
 }
 
 }  // namespace
+
+// Not std::to_chars: its floating-point part links libm (fesetround) into the binary, one
+// shared object more to map on every call. The shortest precision whose digits read back as
+// v is the shortest round-trip form, and "%.*f" gives its closest digits, as to_chars does.
+std::string go_float(double v) {
+  char buf[512];
+  bool finite = v == v && v - v == 0;  // no NaN or inf: they have no round trip
+  bool small = v < 9007199254740992.0 && v > -9007199254740992.0;  // 2^53: "%.0f" prints exact digits
+  for (int p = 0; finite && small && p <= 340; ++p) {
+    int n = std::snprintf(buf, sizeof buf, "%.*f", p, v);
+    if (n > 0 && static_cast<size_t>(n) < sizeof buf && std::strtod(buf, nullptr) == v) return std::string(buf, n);
+  }
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
 
 std::string to_json(const Stats& s) {
   Out o;

@@ -86,6 +86,10 @@ struct Stats {
 // intel_rdt empty, as runc prints them for an OCI container without those.
 std::string to_json(const Stats& stats);
 
+// A float as Go's encoding/json prints it below 2^53 (shortest fixed digits that read back
+// as the same double: "0", "1.5", "0.07"); the PSI averages. Exposed for tests.
+std::string go_float(double v);
+
 // Parsers shared by v1 and v2 readers (exposed for tests).
 // "0-3,8" → {0,1,2,3,8}
 std::vector<uint16_t> parse_cpu_list(std::string_view list);

@@ -1,7 +1,6 @@
 // Command-line parsing (see flags.h).
 #include "cli/flags.h"
 
-#include <cmath>
 
 #include "util/strings.h"
 
@@ -209,7 +208,8 @@ std::optional<int64_t> parse_ram_bytes(std::string_view s) {
     static const std::string kUnits = "kmgtp";
     size_t idx = kUnits.find(unit[0]);
     if (idx != std::string::npos) {
-      mult = std::pow(1024.0, static_cast<double>(idx + 1));
+      // 1024^(idx+1) is a power of two, exact as a double (no libm).
+      mult = static_cast<double>(1ULL << (10 * (idx + 1)));
       unit.erase(0, 1);
     }
     if (!unit.empty() && unit[0] == 'i') unit.erase(0, 1);

@@ -1,5 +1,6 @@
 // start, kill, delete, state and list (runc's semantics and texts for each status).
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -56,10 +57,33 @@ Status signal_init(const ContainerRecord& r, int sig) {
   return ok();
 }
 
+UniqueFd open_pidfd(pid_t pid) { return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))); }
+
+// Waits up to `ms` for every pidfd to turn readable. The kernel marks a pidfd readable when
+// its whole thread group has exited (a zombie, or reaped): the moment process_alive turns
+// false, and after the exit has left the process's cgroups (cgroup_exit runs before the
+// exit notification), so no sleep-and-recheck loop is needed. False on a timeout.
+bool wait_exited(std::vector<UniqueFd>& pidfds, int ms) {
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  std::vector<struct pollfd> fds;
+  for (const auto& fd : pidfds) fds.push_back({fd.get(), POLLIN, 0});
+  for (size_t done = 0; done < fds.size();) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now());
+    if (left.count() < 0) return false;
+    int n = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()) + 1);
+    if (n < 0 && errno != EINTR) return false;
+    for (auto& f : fds)
+      if (f.fd >= 0 && f.revents) f.fd = -1, ++done;  // poll skips negative fds
+  }
+  return true;
+}
+
 void wait_gone(const ContainerRecord& r) {
   // runc waits up to 10 s for a killed init to disappear.
-  for (int i = 0; i < 1000 && linux::process_alive(r.pid, r.pid_start_time); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::vector<UniqueFd> pidfd;
+  pidfd.push_back(open_pidfd(r.pid));
+  if (!pidfd[0] || !linux::process_alive(r.pid, r.pid_start_time)) return;  // gone, or the pid is reused
+  (void)wait_exited(pidfd, 10000);
 }
 
 // A SIGKILL to a process of a frozen cgroup v1 waits for the thaw: after killing a paused
@@ -80,8 +104,21 @@ void kill_leftovers(const ContainerRecord& r) {
   auto pids = m->pids();
   if (!pids || pids->empty()) return;
   (void)m->freeze();
-  for (pid_t p : *pids) ::kill(p, SIGKILL);
+  // Killed through pidfds (a pid the cgroup listed cannot be reused under us), and awaited
+  // through them: readable once each has exited and left the cgroup (wait_exited).
+  std::vector<UniqueFd> pidfds;
+  for (pid_t p : *pids) {
+    UniqueFd fd = open_pidfd(p);
+    if (!fd) {
+      if (errno != ESRCH) ::kill(p, SIGKILL);
+      continue;
+    }
+    if (::syscall(SYS_pidfd_send_signal, fd.get(), SIGKILL, nullptr, 0) == 0) pidfds.push_back(std::move(fd));
+  }
   (void)m->thaw();
+  (void)wait_exited(pidfds, 5000);
+  // Only what the pidfds could not cover is polled for (a process that joined the cgroup
+  // after the listing, one whose pidfd could not be opened): normally empty at once.
   for (int i = 0; i < 500; ++i) {
     auto left = m->pids();
     if (!left || left->empty()) break;
@@ -152,16 +189,28 @@ namespace {
 
 // The byte sits in the fifo even when the init dies between our open and its read (killed
 // by an engine, OOM): report the start only once the init has taken it.
+// The init holds the fifo's only read end and closes it right after reading the byte
+// (payload.cc), or dies: either way the last reader goes, and the kernel reports POLLERR on
+// our write end (pipe_poll: no readers) and wakes us (pipe_release). So one poll replaces
+// the old sleep-and-FIONREAD loop; FIONREAD then tells a taken byte from a death.
 Status wait_until_taken(int fifo, const ContainerRecord& r) {
   auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (useconds_t pause = 20;; pause = std::min<useconds_t>(pause * 2, 5000)) {
+  for (;;) {
     int left = 0;
     if (::ioctl(fifo, FIONREAD, &left) < 0) return Error::sys(errno, "exec.fifo");
     if (left == 0) return ok();
+    struct pollfd p = {fifo, 0, 0};  // POLLERR and POLLHUP need no request
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now());
+    if (wait.count() >= 0 && ::poll(&p, 1, static_cast<int>(wait.count()) + 1) < 0 && errno != EINTR)
+      return Error::sys(errno, "exec.fifo");
+    if (p.revents) {
+      if (::ioctl(fifo, FIONREAD, &left) < 0) return Error::sys(errno, "exec.fifo");
+      if (left == 0) return ok();
+      return Error::generic("cannot start a container that has stopped");
+    }
     if (!linux::process_alive(r.pid, r.pid_start_time)) return Error::generic("cannot start a container that has stopped");
     if (std::chrono::steady_clock::now() > give_up)
       return Error::generic("the container's init did not take the start signal within 10s");
-    ::usleep(pause);
   }
 }
 

@@ -1,8 +1,13 @@
 // Container lifecycle through the CLI: run, create/start/state/kill/delete, exit status,
 // runc's texts for each wrong-state call, and nothing left behind.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+
+#include "support/exec_helpers.h"
 #include "support/harness.h"
 
 namespace berth::test {
@@ -47,6 +52,75 @@ TEST(Lifecycle, CreateStartStateDelete) {
   EXPECT_EQ(gone.code, 1);
   EXPECT_NE(gone.err.find("container does not exist"), std::string::npos);
 }
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// berth's `start` waits on exec.fifo for the init's close (one poll), which the init does
+// right after taking the byte: it returns before the startContainer hooks and the payload
+// run, as it did when it polled. runc's `start` differs: it reads exec.fifo to EOF, which
+// comes at the init's execve, after the hooks (a known difference, docs/architecture.md).
+TEST(Lifecycle, StartReturnsBeforeStartContainerHooksFinish) {
+  for_each_runtime([](const Runtime& rt, const std::string& name) {
+    Bundle b;
+    spec::Hooks h;
+    spec::Hook sc;
+    sc.path = "/bin/sh";
+    sc.args = {"sh", "-c", "sleep 4; touch /dev/shm/hook-done"};
+    h.start_container = {sc};
+    b.spec().hooks = h;
+    b.script("sleep 1000").write();
+    ASSERT_EQ(rt({"create", "--bundle", b.path(), "sh1"}).code, 0) << name;
+    std::string marker = "/proc/" + std::to_string(state_pid(rt, "sh1")) + "/root/dev/shm/hook-done";
+    auto st = rt({"start", "sh1"});
+    EXPECT_EQ(st.code, 0) << name << ": " << st.err;
+    if (name == "runc") EXPECT_TRUE(exists(marker)) << "runc returned before its startContainer hook finished";
+    else EXPECT_FALSE(exists(marker)) << name << ": start returned only after the startContainer hook";
+    EXPECT_TRUE(eventually([&] { return exists(marker); }, 15000)) << name << ": the hook never ran";
+    EXPECT_EQ(rt({"delete", "--force", "sh1"}).code, 0) << name;
+  });
+}
+
+// `delete --force` returns once the killed init has exited (pidfd) and, without a pid
+// namespace, once every process left in the container's cgroup has (their pidfds): no
+// process of the container is still running and its cgroup is gone, on both runtimes.
+TEST(Lifecycle, DeleteForceLeavesNoProcessAndNoCgroup) {
+  for_each_runtime([](const Runtime& rt, const std::string& name) {
+    for (bool pid_ns : {true, false}) {
+      Bundle b;
+      auto& ns = b.spec().linux->namespaces;
+      if (!pid_ns) ns.erase(std::remove_if(ns.begin(), ns.end(), [](const spec::Namespace& n) { return n.type == "pid"; }), ns.end());
+      b.script("sleep 1000 & sleep 1000").write();
+      std::string what = name + (pid_ns ? ", own pid namespace" : ", host pid namespace");
+      std::string procs;
+      for (const char* root : {"/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
+        std::string dir = root + b.spec().linux->cgroups_path;
+        if (procs.empty() && exists(std::string(root) + "/cgroup.procs")) procs = dir + "/cgroup.procs";
+      }
+      auto r = rt({"run", "-d", "--bundle", b.path(), "df1"});
+      ASSERT_EQ(r.code, 0) << what << ": " << r.err;
+      std::vector<int> pids;
+      ASSERT_TRUE(eventually([&] {
+        pids.clear();
+        std::istringstream in(read_text(procs));
+        for (int p; in >> p;) pids.push_back(p);
+        return pids.size() >= 2;
+      })) << what << ": " << read_text(procs);
+      auto d = rt({"delete", "--force", "df1"});
+      EXPECT_EQ(d.code, 0) << what << ": " << d.err;
+      for (int p : pids) {
+        std::string state = status_field(read_text("/proc/" + std::to_string(p) + "/status"), "State");
+        EXPECT_TRUE(state.empty() || state[0] == 'Z') << what << ": pid " << p << " is " << state;
+      }
+      EXPECT_FALSE(exists(procs)) << what << ": the cgroup is left";
+      while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+      }
+    }
+  });
+}
+
 
 TEST(Lifecycle, DeleteForceOfMissingSucceeds) {
   Runtime rt;

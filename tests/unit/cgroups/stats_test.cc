@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
+#include <cstring>
+#include <random>
+
 #include "util/json.h"
 
 namespace berth::cgroups {
@@ -61,6 +65,34 @@ TEST(CgroupsStats, Parsers) {
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[0], (BlkioEntry{8, 0, "Read", 10}));
   EXPECT_EQ(b[2], (BlkioEntry{8, 16, "", 30}));
+}
+
+
+// go_float against std::to_chars' shortest fixed form (which it replaced to keep libm out
+// of the binary): every PSI value the kernel prints (two decimals, 0.00 .. 2000.00), and
+// 20,000 random doubles of every magnitude below 2^53.
+TEST(CgroupsStats, GoFloatMatchesToCharsShortestFixed) {
+  auto reference = [](double v) {
+    char buf[512];
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+    return std::string(buf, static_cast<size_t>(r.ptr - buf));
+  };
+  size_t mismatches = 0;
+  auto check = [&](double v) {
+    std::string want = reference(v), got = go_float(v);
+    if (got != want && ++mismatches <= 10) ADD_FAILURE() << want << " printed as " << got;
+  };
+  for (int k = 0; k <= 200000; ++k) check(k / 100.0);
+  std::mt19937_64 rng(22);
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t bits = rng();
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    if (v != v || v - v != 0 || v >= 9007199254740992.0 || v <= -9007199254740992.0) continue;  // NaN, inf, >= 2^53
+    check(v);
+  }
+  for (double v : {0.0, -0.0, 1.0, 0.1, 0.07, 99.99, 1e-300, 5e-324, 4503599627370497.0}) check(v);
+  EXPECT_EQ(mismatches, 0u);
 }
 
 }  // namespace

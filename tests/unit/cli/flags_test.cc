@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
 #include "cli/commands.h"
 
 namespace berth::cli {
@@ -127,6 +131,28 @@ TEST(Flags, RamBytes) {
 }
 
 // Every runc flag of every command is accepted, by every name it has.
+// Every unit suffix in every spelling, over numbers with and without a fraction, against
+// the multiplier as libm's pow computed it before (the parser has no libm call now).
+TEST(Flags, RamBytesMatchesPowForEveryUnit) {
+  const char* units[] = {"k", "m", "g", "t", "p"};
+  const char* tails[] = {"", "b", "i", "ib"};
+  const char* numbers[] = {"0", "1", "7", "1.5", "0.001", "1023.999", "3.14159", "8000", "8191.99", "9000000"};
+  size_t checked = 0;
+  for (size_t idx = 0; idx < 5; ++idx)
+    for (const char* tail : tails)
+      for (const char* n : numbers)
+        for (bool upper : {false, true}) {
+          std::string text = std::string(n) + units[idx] + tail;
+          if (upper) for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+          double bytes = std::strtod(n, nullptr) * std::pow(1024.0, static_cast<double>(idx + 1));
+          auto got = parse_ram_bytes(text);
+          if (!(bytes < 9.2e18)) EXPECT_FALSE(got) << text;
+          else EXPECT_EQ(got, std::optional<int64_t>(static_cast<int64_t>(bytes))) << text;
+          ++checked;
+        }
+  EXPECT_EQ(checked, 400u);
+}
+
 TEST(Flags, EveryRuncFlagOfEveryCommand) {
   struct Case {
     const char* command;

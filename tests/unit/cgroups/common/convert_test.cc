@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "cgroups/common/rdma.h"
 
 namespace berth::cgroups {
@@ -17,6 +19,31 @@ TEST(CgroupsConvert, CpuSharesToWeight) {
   EXPECT_EQ(cpu_shares_to_weight(1u << 30), 10000u);
   EXPECT_LT(cpu_shares_to_weight(512), cpu_shares_to_weight(1024));
   EXPECT_GT(cpu_shares_to_weight(2048), 100u);
+}
+
+// The formula as runc and crun compute it, through libm: the reference the library-free
+// version in convert.cc must match bit for bit.
+uint64_t weight_by_libm(uint64_t shares) {
+  if (shares == 0) return 0;
+  if (shares <= 2) return 1;
+  if (shares >= 262144) return 10000;
+  double l = std::log2(static_cast<double>(shares));
+  double exponent = (l * l + 125 * l) / 612.0 - 7.0 / 34.0;
+  return static_cast<uint64_t>(std::ceil(std::pow(10.0, exponent)));
+}
+
+// Every input that is not clamped (3 .. 262143), and the edges around the clamps.
+TEST(CgroupsConvert, CpuSharesToWeightMatchesLibmOverTheWholeRange) {
+  size_t mismatches = 0;
+  for (uint64_t shares = 0; shares <= 262150; ++shares) {
+    uint64_t want = weight_by_libm(shares);
+    uint64_t got = cpu_shares_to_weight(shares);
+    if (got != want && ++mismatches <= 10) ADD_FAILURE() << "shares " << shares << ": " << got << ", libm " << want;
+  }
+  EXPECT_EQ(mismatches, 0u);
+  // Each weight of the v2 range is reached monotonically.
+  for (uint64_t shares = 3; shares <= 262144; ++shares)
+    ASSERT_LE(cpu_shares_to_weight(shares - 1), cpu_shares_to_weight(shares)) << shares;
 }
 
 TEST(CgroupsConvert, MemorySwap) {
