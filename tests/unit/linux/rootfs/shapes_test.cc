@@ -176,6 +176,14 @@ std::vector<Shape> device_and_late_shapes() {
          add_mount(s, mnt("/dev", "tmpfs", "tmpfs", {"mode=755"}));
          s.linux->devices = {spec::Device{"/dev/fuse", "c", 10, 229, 0666u, std::nullopt, std::nullopt}};
        }},
+      // rootless podman --privileged: the runtime runs in podman's user namespace, the config
+      // has none and binds host nodes itself; the defaults are bound over them, never chmod'ed.
+      {"devices_runtime_in_userns", [](spec::Spec& s, PlanContext& c, auto&) {
+         c.runtime_in_user_ns = true;
+         add_mount(s, mnt("/dev", "tmpfs", "tmpfs", {"mode=755"}));
+         add_mount(s, mnt("/dev/null", "bind", "/dev/null", {"rbind"}));
+         s.linux->devices = {spec::Device{"/dev/fuse", "c", 10, 229, 0666u, std::nullopt, std::nullopt}};
+       }},
       {"dev_bind_from_host", [](spec::Spec& s, auto&, auto&) { add_mount(s, mnt("/dev", "bind", "/dev", {"rbind"})); }},
       {"masks_and_readonly", [](spec::Spec& s, auto&, test::RecordingSys& sys) {
          add_mount(s, mnt("/proc", "proc", "proc", {}));
