@@ -140,6 +140,15 @@ std::vector<Shape> filesystem_shapes() {
          c.cgroups = {{"", "/sys/fs/cgroup/berth/c1", "cgroup2", ""}};
          c.new_cgroup_ns = true;
        }},
+      // Rootless in a delegated v2 subtree: the kernel refuses a fresh cgroup2 mount from the
+      // user namespace (EBUSY); the container's cgroup is bound instead, as runc does.
+      {"cgroup_v2_cgroupns_userns_refused", [](spec::Spec& s, PlanContext& c, test::RecordingSys& sys) {
+         user_ns(s, c);
+         add_mount(s, mnt("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", "ro"}));
+         c.cgroups = {{"", "/sys/fs/cgroup/user.slice/u/run-1.scope/c1", "cgroup2", ""}};
+         c.new_cgroup_ns = true;
+         sys.fail("mount", 3, EBUSY);
+       }},
       {"overlay_and_other_types", [](spec::Spec& s, auto&, auto&) {
          add_mount(s, mnt("/merged", "overlay", "overlay", {"lowerdir=/l1:/l2", "upperdir=/u", "workdir=/w", "ro"}));
          add_mount(s, mnt("/hugepages", "hugetlbfs", "none", {"pagesize=2M"}));
