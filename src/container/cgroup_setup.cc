@@ -6,6 +6,7 @@
 #include "cgroups/common/device_rule.h"
 #include "cgroups/detect.h"
 #include "cgroups/fs.h"
+#include "cgroups/paths.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -116,29 +117,41 @@ bool cgroups_frozen(const std::map<std::string, std::string>& paths) {
   return f && *f;
 }
 
-void cgroup_mount_view(const CgroupSetup& cg, std::vector<linux::rootfs::CgroupDir>* dirs,
-                       std::vector<linux::rootfs::LinkStep>* links) {
-  const auto& host = cgroups::host();
-  if (!host) return;
+void cgroup_mount_view(const cgroups::Host& host, const std::map<std::string, std::string>& paths,
+                       std::vector<linux::rootfs::CgroupDir>* dirs, std::vector<linux::rootfs::LinkStep>* links) {
   auto name_of = [](const std::string& mountpoint) { return mountpoint.substr(mountpoint.rfind('/') + 1); };
-  if (host->layout == cgroups::Layout::kV2) {
-    if (auto it = cg.paths.find(""); it != cg.paths.end()) dirs->push_back({"", it->second, "cgroup2", ""});
+  if (host.layout == cgroups::Layout::kV2) {
+    if (auto it = paths.find(""); it != paths.end()) dirs->push_back({"", it->second, "cgroup2", ""});
     return;
   }
-  for (const auto& h : host->v1) {
+  for (const auto& h : host.v1) {
     if (h.controllers.empty()) continue;
-    auto it = cg.paths.find(h.controllers[0]);
-    if (it == cg.paths.end()) continue;
     std::string name = name_of(h.mountpoint);
-    dirs->push_back({name, it->second, "cgroup", str::join(h.controllers, ",")});
+    auto it = paths.find(h.controllers[0]);
+    if (it != paths.end()) {
+      dirs->push_back({name, it->second, "cgroup", str::join(h.controllers, ",")});
+    } else {
+      // A hierarchy the container has no cgroup in (rootless without a writable one, or one
+      // berth does not manage) still holds the init, in berth's own cgroup there: runc binds
+      // that one (its init's /proc/self/cgroup), so programs that read their limits find them.
+      // In a cgroup namespace (unshared while the init is still there) a fresh mount shows
+      // that same cgroup as its root.
+      dirs->push_back({name, host.dir(h, cgroups::hierarchy_path(host, h, "", false)), "cgroup",
+                       str::join(h.controllers, ",")});
+    }
     // Co-mounted controllers ("cpu,cpuacct") also get a link per controller, as hosts have.
     if (h.controllers.size() > 1)
       for (const auto& c : h.controllers)
         if (c != name && c.find('=') == std::string::npos) links->push_back({name, "/" + c});
   }
-  if (host->unified)
-    if (auto it = cg.paths.find(""); it != cg.paths.end())
-      dirs->push_back({name_of(host->unified->mountpoint), it->second, "cgroup2", ""});
+  if (host.unified)
+    if (auto it = paths.find(""); it != paths.end())
+      dirs->push_back({name_of(host.unified->mountpoint), it->second, "cgroup2", ""});
+}
+
+void cgroup_mount_view(const CgroupSetup& cg, std::vector<linux::rootfs::CgroupDir>* dirs,
+                       std::vector<linux::rootfs::LinkStep>* links) {
+  if (const auto& host = cgroups::host()) cgroup_mount_view(*host, cg.paths, dirs, links);
 }
 
 }  // namespace berth::container

@@ -43,7 +43,10 @@ Status join_cgroups(CgroupSetup& cg, pid_t pid);
 // systemd: the container's unit (named by its paths) is stopped first.
 Status remove_cgroups(const std::map<std::string, std::string>& paths, bool systemd);
 bool cgroups_frozen(const std::map<std::string, std::string>& paths);
-// What a "cgroup" mount inside the container shows (rootfs plan).
+// What a "cgroup" mount inside the container shows (rootfs plan); the first form for a given
+// host layout (tests).
+void cgroup_mount_view(const cgroups::Host& host, const std::map<std::string, std::string>& paths,
+                       std::vector<linux::rootfs::CgroupDir>* dirs, std::vector<linux::rootfs::LinkStep>* links);
 void cgroup_mount_view(const CgroupSetup& cg, std::vector<linux::rootfs::CgroupDir>* dirs,
                        std::vector<linux::rootfs::LinkStep>* links);
 

@@ -17,6 +17,7 @@
 #include "container/extend.h"
 #include "linux/rootfs/idmap.h"
 #include "linux/rootfs/plan.h"
+#include "linux/rootless.h"
 #include "linux/sysctl.h"
 #include "seccomp/seccomp.h"
 #include "util/log.h"
@@ -187,13 +188,14 @@ Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOpti
   ctx.rootfs = rootfs;
   ctx.bundle = state.bundle;
   ctx.new_user_ns = b->ns.has(CLONE_NEWUSER);
+  ctx.runtime_in_user_ns = linux::running_in_user_ns();
   ctx.new_net_ns = b->ns.creates(CLONE_NEWNET);
   ctx.new_ipc_ns = b->ns.creates(CLONE_NEWIPC);
   ctx.new_cgroup_ns = b->ns.creates(CLONE_NEWCGROUP);
   ctx.terminal = spec.process->terminal;
   ctx.no_pivot = o.no_pivot;
   BERTH_ASSIGN(auto plan, linux::rootfs::plan_rootfs(spec, ctx));
-  merge_edits(edits, plan, c.process, b->device_rules, ctx.new_user_ns);
+  merge_edits(edits, plan, c.process, b->device_rules, ctx.new_user_ns || ctx.runtime_in_user_ns);
   // Idmapped binds are cut here, while the runtime still holds CAP_SYS_ADMIN over their
   // filesystems; the init inherits them (see linux/rootfs/idmap.h).
   BERTH_TRY(linux::rootfs::prepare_idmapped_mounts(linux::real_sys(), plan));

@@ -1,5 +1,5 @@
 // mounts[] of type "cgroup"/"cgroup2" (see apply.h): on a cgroup v2 host the container's
-// cgroup itself; on v1 and hybrid hosts a tmpfs holding one directory per hierarchy (and the
+// cgroup itself (mounted fresh in a cgroup namespace, bound where a user namespace may not); on v1 and hybrid hosts a tmpfs holding one directory per hierarchy (and the
 // unified one), each the container's cgroup in it — bound from the host, or freshly mounted
 // in a cgroup namespace — plus links for co-mounted controllers ("cpu" -> "cpu,cpuacct").
 // The options' flags (ro, nosuid, ...) go on the whole tree with one recursive
@@ -32,10 +32,17 @@ Status Applier::mount_cgroup(const MountStep& m) {
     const CgroupDir& c = plan_.cgroups[0];
     if (plan_.new_cgroup_ns) {
       std::string source = m.source.empty() ? "cgroup2" : m.source;
-      BERTH_TRY(sys_.mount(source, fd_path(dest.get()), "cgroup2", m.opts.flags & ~(MS_BIND | MS_REC), m.opts.data_string()));
-      if (m.opts.propagation.empty()) return ok();
-      BERTH_ASSIGN(UniqueFd mnt, reopen_mount(m, false));
-      return finish_mount(m, mnt.get());
+      auto st = sys_.mount(source, fd_path(dest.get()), "cgroup2", m.opts.flags & ~(MS_BIND | MS_REC), m.opts.data_string());
+      // From a user namespace the kernel may refuse the fresh mount (EPERM, or EBUSY for
+      // the host's superblock, as in a systemd user session's delegated subtree): runc then
+      // binds the container's cgroup, which is what the namespace shows as its root.
+      bool bind_instead = !st && plan_.user_ns && (st.error().err() == EPERM || st.error().err() == EBUSY);
+      if (!bind_instead) {
+        BERTH_TRY(std::move(st));
+        if (m.opts.propagation.empty()) return ok();
+        BERTH_ASSIGN(UniqueFd mnt, reopen_mount(m, false));
+        return finish_mount(m, mnt.get());
+      }
     }
     BERTH_ASSIGN(UniqueFd tree, sys_.open_tree(AT_FDCWD, c.host_dir, OPEN_TREE_CLONE | AT_RECURSIVE));
     mount_attr attr = tree_attrs(m);

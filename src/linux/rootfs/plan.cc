@@ -154,7 +154,8 @@ Result<MountStep> plan_mount(const spec::Mount& m, size_t index, const PlanConte
 }
 
 void plan_devices(RootfsPlan& plan, const spec::Linux* l, const PlanContext& ctx) {
-  plan.devices = default_devices(ctx.new_user_ns);
+  bool bind = ctx.new_user_ns || ctx.runtime_in_user_ns;
+  plan.devices = default_devices(bind);
   for (size_t i = 0; l && i < l->devices.size(); ++i) {
     const auto& d = l->devices[i];
     DeviceStep s;
@@ -165,7 +166,7 @@ void plan_devices(RootfsPlan& plan, const spec::Linux* l, const PlanContext& ctx
     s.mode = d.file_mode ? (*d.file_mode & 07777) : 0666;
     s.uid = d.uid.value_or(0);
     s.gid = d.gid.value_or(0);
-    s.bind = ctx.new_user_ns;
+    s.bind = bind;
     s.host_path = d.path;
     // A spec entry replaces a default device at the same path.
     std::erase_if(plan.devices, [&](const DeviceStep& x) { return x.path == s.path; });

@@ -85,7 +85,7 @@ struct ExecStep {
 
 // One directory the container should see under a "cgroup" mount: its name under the mount
 // point ("cpu,cpuacct", "unified", or "" for a v2-only host) and the host directory of the
-// container's cgroup in that hierarchy.
+// container's cgroup in that hierarchy (berth's own where the container has none there).
 struct CgroupDir {
   std::string name;
   std::string host_dir;
@@ -100,6 +100,10 @@ struct PlanContext {
   std::string rootfs;          // absolute host path of root.path
   std::string bundle;          // absolute bundle directory: base of relative bind sources
   bool new_user_ns = false;    // created or joined: the init is not the host's root
+  // berth itself runs in a user namespace that does not own the host (rootless podman runs
+  // the runtime in its own): device nodes are bound from the host there too, as runc does
+  // (userns.RunningInUserNS), even when the config creates no user namespace.
+  bool runtime_in_user_ns = false;
   bool new_net_ns = false;
   bool new_ipc_ns = false;
   bool new_cgroup_ns = false;

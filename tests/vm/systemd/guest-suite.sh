@@ -5,7 +5,8 @@
 # the scope exists with the expected properties, update changes property and file,
 # pause/resume, exec joins the unit's cgroup, delete removes the unit, a create that fails
 # after the unit was started leaves nothing, a second create naming a live unit does not
-# stop it (berth); then berth and runc timed side by side. Lines start with "VMTEST:"; the last one is
+# stop it (berth); rootless with limits in a user session's delegated subtree; then berth
+# and runc timed side by side. Lines start with "VMTEST:"; the last one is
 # "VMTEST: RESULT: PASS|FAIL"; the exit status is the number of failures.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
 rt=$(sed -n 's/.*vmsd\.runtime=\([a-z]*\).*/\1/p' /proc/cmdline)
@@ -136,6 +137,60 @@ else
 fi
 $RT delete -f t9dup >/dev/null 2>&1
 $RT delete -f t9 >/dev/null 2>&1
+
+# Rootless with a delegated cgroup v2 subtree: a user with a systemd user session (linger:
+# user@UID.service, whose subtree systemd delegates with memory, pids and cpu) runs the
+# runtime with --rootless true from a scope of its own (systemd-run --user --scope -p
+# Delegate=yes), with a memory and a pids limit; an exec is made from a user scope too (the
+# kernel lets a process move only where it may write the common ancestor's cgroup.procs).
+# A cgroup namespace: without one runc 1.1 binds the whole /sys/fs/cgroup into the container.
+ru=vmsd-user
+id $ru >/dev/null 2>&1 || useradd -m -s /bin/sh $ru
+ruid=$(id -u $ru); rgid=$(id -g $ru); rx=/run/user/$ruid
+loginctl enable-linger $ru 2>&1 | show
+# the user manager's own socket (minbase has no dbus-user-session: no $rx/bus)
+i=0; while [ ! -S $rx/systemd/private ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+st=$(systemctl is-active user@$ruid.service 2>&1)
+expect "user@$ruid.service (linger)" active "$st"
+[ "$st" = active ] ||
+  journalctl -q -b -o cat -u user@$ruid.service -u user-runtime-dir@$ruid.service --no-pager 2>&1 | tail -n 15 | show
+asu() {
+  setpriv --reuid "$ruid" --regid "$rgid" --clear-groups -- env -C /home/$ru -i PATH="$PATH" HOME=/home/$ru \
+    USER=$ru LOGNAME=$ru XDG_RUNTIME_DIR=$rx "$@"
+}
+rb=/home/$ru/b
+asu sh -c "mkdir -p $rb && cd $rb && runc spec --rootless" 2>&1 | show
+[ -f $rb/config.json ] || fail "rootless bundle"
+sed -i -e 's/"terminal": true/"terminal": false/' -e 's|"path": "rootfs"|"path": "/opt/bb"|' \
+  -e 's/^\(\t*\)"sh"$/\1"sleep", "600"/' \
+  -e 's/"linux": {/"linux": {\n\t\t"resources": { "memory": { "limit": 67108864 }, "pids": { "limit": 32 } },/' \
+  $rb/config.json
+# (runc spec adds the cgroup namespace itself on a cgroup v2 host)
+grep -q '"type": "cgroup"' $rb/config.json ||
+  sed -i 's/"namespaces": \[/"namespaces": [\n\t\t\t{ "type": "cgroup" },/' $rb/config.json
+# In the scope (delegated: systemd leaves its inside alone) the shell moves itself into a
+# leaf first, so that the scope may enable controllers for its children; without a
+# cgroupsPath both runtimes then make the container's cgroup next to that leaf, in the scope.
+asu systemd-run --user --scope -q -p Delegate=yes -- sh -c \
+  'c=/sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup); mkdir "$c/sup" && echo $$ > "$c/sup/cgroup.procs" &&
+   exec "$0" --rootless true run -d --bundle "$1" rl' $RT $rb </dev/null >/tmp/rl.out 2>&1
+expect "rootless $rt run -d with limits, in a delegated user scope" 0 $?
+show < /tmp/rl.out
+pid=$(asu $RT state rl 2>/dev/null | sed -n 's/^ *"pid": \([0-9]*\),/\1/p')
+rcg=$(sed -n 's/^0:://p' /proc/${pid:-0}/cgroup 2>/dev/null)
+case $rcg in
+  /user.slice/user-$ruid.slice/user@$ruid.service/app.slice/run-*.scope/rl) where=in-the-scope ;;
+  *) where=$rcg ;;
+esac
+expect "rootless: the container's cgroup (user@$ruid.service/app.slice/run-*.scope/rl)" in-the-scope "$where"
+expect "rootless: memory.max" 67108864 "$(cat /sys/fs/cgroup$rcg/memory.max 2>&1)"
+expect "rootless: pids.max" 32 "$(cat /sys/fs/cgroup$rcg/pids.max 2>&1)"
+expect "rootless: the cgroup is the user's" "$ruid" "$(stat -c %u /sys/fs/cgroup$rcg 2>&1)"
+expect "rootless: limits seen inside" "67108864 32" \
+  "$(asu systemd-run --user --scope -q -- $RT exec rl sh -c 'echo $(cat /sys/fs/cgroup/memory.max) $(cat /sys/fs/cgroup/pids.max)' 2>&1)"
+asu $RT delete -f rl 2>&1 | show
+expect "rootless: delete leaves no state" absent "$(asu $RT state rl >/dev/null 2>&1 && echo present || echo absent)"
+expect "rootless: delete leaves no cgroup" no "$([ -n "$rcg" ] && [ -d /sys/fs/cgroup$rcg ] && echo yes || echo no)"
 
 # create + start + delete with the driver (the D-Bus round trips are its cost): berth and
 # runc interleaved in this one boot, 5 cycles each, so that host load hits both alike.

@@ -110,6 +110,10 @@ configure() {
   chroot "$R" systemctl mask serial-getty@ttyS0.service getty@tty1.service apt-daily.timer \
     apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer fstrim.timer >/dev/null 2>&1
   chroot "$R" systemctl set-default multi-user.target >/dev/null 2>&1
+  # A user manager (the rootless steps' user session) needs XDG_RUNTIME_DIR, which
+  # pam_systemd would set; minbase has no libpam-systemd, so the unit sets it.
+  mkdir -p "$R/etc/systemd/system/user@.service.d"
+  printf '[Service]\nEnvironment=XDG_RUNTIME_DIR=/run/user/%%i\n' > "$R/etc/systemd/system/user@.service.d/berth-xdg.conf"
   install -m 755 "$BERTH" "$R/usr/local/bin/berth"
   install -m 755 "$here/guest-suite.sh" "$R/usr/local/sbin/vm-systemd-suite"
   rm -rf "$R/opt/bb"; mkdir -p "$R/opt/bb/bin" "$R/opt/bb/proc" "$R/opt/bb/sys" "$R/opt/bb/dev" "$R/opt/bb/tmp"

@@ -122,6 +122,28 @@ TEST(RootfsPlan, DefaultDevicesInRuncOrder) {
   for (const auto& d : default_devices(true)) EXPECT_TRUE(d.bind) << d.path;
 }
 
+// Rootless podman runs the runtime inside its own user namespace and gives a config without
+// one: the nodes are still bound from the host (mknod is refused there; a node podman already
+// bound must not be chmod'ed), as runc decides with userns.RunningInUserNS.
+TEST(RootfsPlan, RuntimeInUserNamespaceBindsDevices) {
+  spec::Spec s = minimal_spec();
+  s.linux->devices = {spec::Device{"/dev/fuse", "c", 10, 229, 0600u, 0u, 0u}};
+  PlanContext c = base_context();
+  c.new_user_ns = false;
+  auto host = plan_rootfs(s, c);
+  ASSERT_TRUE(host) << host.error().message();
+  for (const auto& d : host->devices) EXPECT_FALSE(d.bind) << d.path;
+  c.runtime_in_user_ns = true;
+  auto p = plan_rootfs(s, c);
+  ASSERT_TRUE(p) << p.error().message();
+  ASSERT_FALSE(p->devices.empty());
+  for (const auto& d : p->devices) {
+    EXPECT_TRUE(d.bind) << d.path;
+    EXPECT_EQ(d.host_path, d.path);
+  }
+  EXPECT_FALSE(p->user_ns) << "no user namespace of its own to enter";
+}
+
 TEST(RootfsPlan, SpecDeviceReplacesDefaultAtSamePath) {
   spec::Spec s = minimal_spec();
   s.linux->devices = {spec::Device{"/dev/null", "c", 1, 3, 0600u, 7u, 8u}};

@@ -140,6 +140,15 @@ std::vector<Shape> filesystem_shapes() {
          c.cgroups = {{"", "/sys/fs/cgroup/berth/c1", "cgroup2", ""}};
          c.new_cgroup_ns = true;
        }},
+      // Rootless in a delegated v2 subtree: the kernel refuses a fresh cgroup2 mount from the
+      // user namespace (EBUSY); the container's cgroup is bound instead, as runc does.
+      {"cgroup_v2_cgroupns_userns_refused", [](spec::Spec& s, PlanContext& c, test::RecordingSys& sys) {
+         user_ns(s, c);
+         add_mount(s, mnt("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", "ro"}));
+         c.cgroups = {{"", "/sys/fs/cgroup/user.slice/u/run-1.scope/c1", "cgroup2", ""}};
+         c.new_cgroup_ns = true;
+         sys.fail("mount", 3, EBUSY);
+       }},
       {"overlay_and_other_types", [](spec::Spec& s, auto&, auto&) {
          add_mount(s, mnt("/merged", "overlay", "overlay", {"lowerdir=/l1:/l2", "upperdir=/u", "workdir=/w", "ro"}));
          add_mount(s, mnt("/hugepages", "hugetlbfs", "none", {"pagesize=2M"}));
@@ -174,6 +183,14 @@ std::vector<Shape> device_and_late_shapes() {
       {"devices_userns_bind", [](spec::Spec& s, PlanContext& c, auto&) {
          user_ns(s, c);
          add_mount(s, mnt("/dev", "tmpfs", "tmpfs", {"mode=755"}));
+         s.linux->devices = {spec::Device{"/dev/fuse", "c", 10, 229, 0666u, std::nullopt, std::nullopt}};
+       }},
+      // rootless podman --privileged: the runtime runs in podman's user namespace, the config
+      // has none and binds host nodes itself; the defaults are bound over them, never chmod'ed.
+      {"devices_runtime_in_userns", [](spec::Spec& s, PlanContext& c, auto&) {
+         c.runtime_in_user_ns = true;
+         add_mount(s, mnt("/dev", "tmpfs", "tmpfs", {"mode=755"}));
+         add_mount(s, mnt("/dev/null", "bind", "/dev/null", {"rbind"}));
          s.linux->devices = {spec::Device{"/dev/fuse", "c", 10, 229, 0666u, std::nullopt, std::nullopt}};
        }},
       {"dev_bind_from_host", [](spec::Spec& s, auto&, auto&) { add_mount(s, mnt("/dev", "bind", "/dev", {"rbind"})); }},
