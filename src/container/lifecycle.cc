@@ -188,19 +188,23 @@ int parse_signal(const std::string& s) {
 namespace {
 
 // The byte sits in the fifo even when the init dies between our open and its read (killed
-// by an engine, OOM): report the start only once the init has taken it.
-// The init holds the fifo's only read end and closes it right after reading the byte
-// (payload.cc), or dies: either way the last reader goes, and the kernel reports POLLERR on
-// our write end (pipe_poll: no readers) and wakes us (pipe_release). So one poll replaces
-// the old sleep-and-FIONREAD loop; FIONREAD then tells a taken byte from a death.
+// by an engine, OOM): report the start only once the init has taken it. Then, as runc's
+// start does, return only once the init has gone on to execve: the init keeps its end of
+// the fifo (O_CLOEXEC) through the startContainer hooks, so that poststart hooks run after
+// the user's process is executed, as the runtime spec orders them. The kernel reports
+// POLLERR on our write end when the last reader goes (pipe_poll: no readers) — at that
+// execve or at the init's death — so one poll waits for either; FIONREAD then tells a
+// taken byte from a death.
 Status wait_until_taken(int fifo, const ContainerRecord& r) {
   auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (;;) {
     int left = 0;
     if (::ioctl(fifo, FIONREAD, &left) < 0) return Error::sys(errno, "exec.fifo");
-    if (left == 0) return ok();
+    // Taken: the startContainer hooks run, without a time limit (runc has none either); the
+    // one-second wakeups only look at the init, which cannot die and keep the fifo open.
+    auto wait = left == 0 ? std::chrono::milliseconds(1000)
+                          : std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now());
     struct pollfd p = {fifo, 0, 0};  // POLLERR and POLLHUP need no request
-    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now());
     if (wait.count() >= 0 && ::poll(&p, 1, static_cast<int>(wait.count()) + 1) < 0 && errno != EINTR)
       return Error::sys(errno, "exec.fifo");
     if (p.revents) {
@@ -208,8 +212,11 @@ Status wait_until_taken(int fifo, const ContainerRecord& r) {
       if (left == 0) return ok();
       return Error::generic("cannot start a container that has stopped");
     }
-    if (!linux::process_alive(r.pid, r.pid_start_time)) return Error::generic("cannot start a container that has stopped");
-    if (std::chrono::steady_clock::now() > give_up)
+    if (!linux::process_alive(r.pid, r.pid_start_time)) {
+      if (left == 0) return ok();  // it took the byte, then ended: started, as runc says
+      return Error::generic("cannot start a container that has stopped");
+    }
+    if (left != 0 && std::chrono::steady_clock::now() > give_up)
       return Error::generic("the container's init did not take the start signal within 10s");
   }
 }

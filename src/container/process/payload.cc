@@ -241,7 +241,8 @@ int finish_init(InitConfig& cfg, const Exec& ex, char* const* argv, char* const*
   ssize_t n;
   do n = ::read(cfg.fifo_fd, &c, 1); while (n < 0 && errno == EINTR);
   if (n != 1) die("waiting for start: exec.fifo closed");
-  ::close(cfg.fifo_fd);
+  // exec.fifo stays open (O_CLOEXEC) until the execve: `start` returns, and its poststart
+  // hooks run, only once it is gone, after the startContainer hooks below (runc's order).
   ::close(cfg.sync_fd);
   if (!cfg.start_container_hooks.empty()) {
     OciState s = cfg.state;
