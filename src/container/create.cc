@@ -42,13 +42,6 @@ namespace {
 using container::process::Message;
 using container::process::Msg;
 
-std::string absolute(const std::string& p) {
-  if (!p.empty() && p[0] == '/') return linux::clean_path(p);
-  char cwd[4096];
-  if (!::getcwd(cwd, sizeof cwd)) return p;
-  return linux::clean_path(std::string(cwd) + "/" + (p.empty() ? "." : p));
-}
-
 Result<spec::Spec> load_bundle(const std::string& bundle) {
   auto text = file::read(bundle + "/config.json", 64u << 20);
   if (!text) {
@@ -61,15 +54,6 @@ Result<spec::Spec> load_bundle(const std::string& bundle) {
   if (!spec.root || spec.root->path.empty()) return Error::invalid_spec("config.json: root.path: must be set");
   BERTH_TRY(container::refuse_unsupported(spec));
   return spec;
-}
-
-Status write_pid_file(const std::string& path, pid_t pid) {
-  std::string abs = absolute(path);
-  std::string dir = abs.substr(0, abs.rfind('/'));
-  UniqueFd dfd(::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dfd) return Error::sys(errno, "open pid file directory " + dir);
-  return file::write_atomic(dfd.get(), abs.substr(abs.rfind('/') + 1), std::to_string(pid), 0644)
-      .context("write pid file");
 }
 
 std::string hook_state(const ContainerRecord& r, const char* status) {
@@ -267,7 +251,7 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
 
 Status create_steps(Creation& c) {
   Phases t("create");
-  std::string bundle = absolute(c.o.bundle);
+  std::string bundle = linux::absolute_path(c.o.bundle);
   BERTH_ASSIGN(c.spec, load_bundle(bundle));
   t.mark("config");
   if (c.spec.process->terminal && c.o.console_socket.empty() && !c.o.foreground)
@@ -311,7 +295,7 @@ Status create_steps(Creation& c) {
     t.mark("ldconfig cache filled");
   }
   BERTH_TRY(c.dir->write_record(c.record));
-  if (!c.o.pid_file.empty()) BERTH_TRY(write_pid_file(c.o.pid_file, c.init_pid));
+  if (!c.o.pid_file.empty()) BERTH_TRY(container::write_pid_file(c.o.pid_file, c.init_pid));
   if (!c.o.pidfd_socket.empty())
     BERTH_TRY(linux::send_fd_to_socket(c.o.pidfd_socket, c.init_pidfd.get(), "").context("pidfd socket"));
   t.mark("finish");

@@ -279,21 +279,8 @@ Status converse(Running& r, const ExecOptions& o, const TenantConfig& t) {
   }
 }
 
-Status write_pid_file(const std::string& path, pid_t pid) {
-  std::string abs = path;
-  if (abs.empty() || abs[0] != '/') {
-    char cwd[4096];
-    if (!::getcwd(cwd, sizeof cwd)) return Error::sys(errno, "getcwd");
-    abs = linux::clean_path(std::string(cwd) + "/" + path);
-  }
-  std::string dir = abs.substr(0, abs.rfind('/'));
-  UniqueFd dfd(::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dfd) return Error::sys(errno, "open pid file directory " + dir);
-  return file::write_atomic(dfd.get(), abs.substr(abs.rfind('/') + 1), std::to_string(pid), 0644).context("write pid file");
-}
-
 Status publish(const ExecOptions& o, Running& r) {
-  if (!o.pid_file.empty()) BERTH_TRY(write_pid_file(o.pid_file, r.tenant.pid()));
+  if (!o.pid_file.empty()) BERTH_TRY(container::write_pid_file(o.pid_file, r.tenant.pid()));
   if (!o.pidfd_socket.empty())
     BERTH_TRY(linux::send_fd_to_socket(o.pidfd_socket, r.tenant.pidfd(), "").context("pidfd socket"));
   return ok();

@@ -34,13 +34,6 @@ namespace {
 
 namespace cr = container::criu;
 
-std::string absolute(const std::string& p) {
-  if (!p.empty() && p[0] == '/') return linux::clean_path(p);
-  char cwd[4096];
-  if (!::getcwd(cwd, sizeof cwd)) return p;
-  return linux::clean_path(std::string(cwd) + "/" + (p.empty() ? "." : p));
-}
-
 Result<spec::Spec> load_bundle(const std::string& bundle) {
   BERTH_ASSIGN(std::string text, file::read(bundle + "/config.json", 64u << 20));
   BERTH_ASSIGN(spec::Spec spec, spec::parse_spec(text, "config.json"));
@@ -191,17 +184,8 @@ Status run_criu(Restoring& c, const std::string& bundle) {
   return ok();
 }
 
-Status write_pid_file(const std::string& path, pid_t pid) {
-  std::string abs = absolute(path);
-  std::string dir = abs.substr(0, abs.rfind('/'));
-  UniqueFd dfd(::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dfd) return Error::sys(errno, "open pid file directory " + dir);
-  return file::write_atomic(dfd.get(), abs.substr(abs.rfind('/') + 1), std::to_string(pid), 0644)
-      .context("write pid file");
-}
-
 Status restore_steps(Restoring& c) {
-  std::string bundle = absolute(c.o.bundle);
+  std::string bundle = linux::absolute_path(c.o.bundle);
   BERTH_ASSIGN(c.spec, load_bundle(bundle));
   if (c.spec.process->terminal && c.o.console_socket.empty() && c.o.detach)
     return Error::invalid_argument("cannot allocate tty if berth will detach without setting console socket");
@@ -214,7 +198,7 @@ Status restore_steps(Restoring& c) {
   BERTH_TRY(c.dir->write_record(c.record));
   if (c.out.pts_master && !c.o.console_socket.empty())
     BERTH_TRY(linux::send_fd_to_socket(c.o.console_socket, c.out.pts_master.get(), "").context("console socket"));
-  if (!c.o.pid_file.empty()) BERTH_TRY(write_pid_file(c.o.pid_file, c.out.pid));
+  if (!c.o.pid_file.empty()) BERTH_TRY(container::write_pid_file(c.o.pid_file, c.out.pid));
   return ok();
 }
 
@@ -226,8 +210,8 @@ Result<int> restore_container(const RestoreOptions& options) {
   BERTH_TRY(cr::parse_cgroups_mode(o.manage_cgroups_mode));
   BERTH_TRY(cr::parse_empty_ns(o.empty_ns));
   BERTH_TRY(cr::library_supports(o.lazy_pages, -1, !o.empty_ns.empty()));
-  o.image_path = absolute(o.image_path.empty() ? "checkpoint" : o.image_path);
-  if (!o.work_path.empty()) o.work_path = absolute(o.work_path);
+  o.image_path = linux::absolute_path(o.image_path.empty() ? "checkpoint" : o.image_path);
+  if (!o.work_path.empty()) o.work_path = linux::absolute_path(o.work_path);
   BERTH_TRY(container::validate_id(o.id));
   // The systemd driver starts its scope with the init's pid; CRIU restores into the
   // cgroups of its caller, which would put berth itself into the container's unit.

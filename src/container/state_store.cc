@@ -11,6 +11,7 @@
 #include <cerrno>
 
 #include "container/record.h"
+#include "linux/paths.h"
 #include "util/file.h"
 
 namespace berth::container {
@@ -193,6 +194,15 @@ Result<std::vector<std::string>> StateStore::list_ids() const {
   ::closedir(d);
   std::sort(ids.begin(), ids.end());
   return ids;
+}
+
+Status write_pid_file(const std::string& path, pid_t pid) {
+  std::string abs = linux::absolute_path(path);
+  std::string dir = abs.substr(0, abs.rfind('/'));
+  UniqueFd dfd(::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dfd) return Error::sys(errno, "open pid file directory " + dir);
+  return file::write_atomic(dfd.get(), abs.substr(abs.rfind('/') + 1), std::to_string(pid), 0644)
+      .context("write pid file");
 }
 
 }  // namespace berth::container

@@ -3,6 +3,8 @@
 // A per-container flock serializes commands on one id; `state` and `list` read without it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -65,5 +67,9 @@ class StateStore {
   std::string root_;
   UniqueFd fd_;  // invalid when the root does not exist (open_existing)
 };
+
+// --pid-file of create, run, exec and restore: the pid written atomically (a temp file
+// renamed in the pid file's directory), so an engine never reads half a number.
+Status write_pid_file(const std::string& path, pid_t pid);
 
 }  // namespace berth::container

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace berth::linux {
 namespace {
@@ -20,6 +21,13 @@ std::string join_components(const std::vector<std::string>& parts, size_t n) {
 }
 
 }  // namespace
+
+std::string absolute_path(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return clean_path(p);
+  char cwd[4096];
+  if (!::getcwd(cwd, sizeof cwd)) return p;
+  return clean_path(std::string(cwd) + "/" + (p.empty() ? "." : p));
+}
 
 std::string clean_path(const std::string& path) {
   std::vector<std::string> parts;

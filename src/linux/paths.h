@@ -16,6 +16,9 @@ namespace berth::linux {
 
 // Lexically cleans a container path ("a//b/../c" → "/a/c"); ".." never climbs above "/".
 std::string clean_path(const std::string& path);
+// A host path given on the command line (--bundle, --image-path) made absolute against the
+// working directory and cleaned; "" is the working directory.
+std::string absolute_path(const std::string& path);
 // The components of a cleaned path ("/a/b" → {"a","b"}).
 std::vector<std::string> path_components(const std::string& cleaned);
 
