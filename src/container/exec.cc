@@ -152,8 +152,8 @@ Result<std::optional<cgroups::Manager>> exec_cgroups(const ExecOptions& o, const
 
 // A pidfd pins the init: a pid reused after the status check cannot be joined.
 Result<UniqueFd> open_init(const ContainerRecord& r) {
-  UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, r.pid, 0)));
-  if (!fd || !linux::process_alive(r.pid, r.pid_start_time)) return Error::generic("cannot exec in a stopped container");
+  UniqueFd fd = linux::pin_process(r.pid, r.pid_start_time);
+  if (!fd) return Error::generic("cannot exec in a stopped container");
   return fd;
 }
 

@@ -49,11 +49,9 @@ Result<Loaded> load(const std::string& root, const std::string& id, bool lock) {
 Status signal_init(const ContainerRecord& r, int sig) {
   // A pidfd pins the process we checked: a pid reused between the check and the signal
   // cannot be hit.
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, r.pid, 0));
-  if (pidfd < 0) return Error(errno, ErrorKind::kNotRunning, "container not running");
-  UniqueFd guard(pidfd);
-  if (!linux::process_alive(r.pid, r.pid_start_time)) return Error(0, ErrorKind::kNotRunning, "container not running");
-  if (::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0) < 0) return Error::sys(errno, "kill container init");
+  UniqueFd pidfd = linux::pin_process(r.pid, r.pid_start_time);
+  if (!pidfd) return Error(errno, ErrorKind::kNotRunning, "container not running");
+  if (::syscall(SYS_pidfd_send_signal, pidfd.get(), sig, nullptr, 0) < 0) return Error::sys(errno, "kill container init");
   return ok();
 }
 
@@ -81,8 +79,8 @@ bool wait_exited(std::vector<UniqueFd>& pidfds, int ms) {
 void wait_gone(const ContainerRecord& r) {
   // runc waits up to 10 s for a killed init to disappear.
   std::vector<UniqueFd> pidfd;
-  pidfd.push_back(open_pidfd(r.pid));
-  if (!pidfd[0] || !linux::process_alive(r.pid, r.pid_start_time)) return;  // gone, or the pid is reused
+  pidfd.push_back(linux::pin_process(r.pid, r.pid_start_time));
+  if (!pidfd[0]) return;  // gone, or the pid is reused
   (void)wait_exited(pidfd, 10000);
 }
 

@@ -2,9 +2,11 @@
 #include "linux/proc.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 
 #include "util/strings.h"
 
@@ -50,6 +52,15 @@ bool process_alive(pid_t pid, uint64_t start_time) {
   if (!st) return false;
   if (st->state == 'Z' || st->state == 'X' || st->state == 'x') return false;
   return start_time == 0 || st->start_time == start_time;
+}
+
+UniqueFd pin_process(pid_t pid, uint64_t start_time) {
+  UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (fd && !process_alive(pid, start_time)) {
+    fd.reset();
+    errno = 0;
+  }
+  return fd;
 }
 
 }  // namespace berth::linux

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "berth/result.h"
+#include "util/unique_fd.h"
 
 namespace berth::linux {
 
@@ -24,5 +25,10 @@ Result<ProcStat> read_proc_stat(pid_t pid);
 
 // True when pid exists, is not a zombie/dead, and started at start_time (0 = don't check).
 bool process_alive(pid_t pid, uint64_t start_time);
+// A pidfd for `pid` only while it is still the process that started at `start_time`: what
+// is signalled or joined through it afterwards cannot be a process that reused the number.
+// Invalid when pidfd_open fails (errno from it) or the pid is no longer that process
+// (errno 0).
+UniqueFd pin_process(pid_t pid, uint64_t start_time);
 
 }  // namespace berth::linux
