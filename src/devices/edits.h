@@ -46,7 +46,8 @@ struct File {
 };
 
 // A read-only tmpfs over a container path, populated with files, then selected host paths
-// bound back into it (procfs masking of /proc/driver/nvidia).
+// bound back into it (procfs masking of /proc/driver/nvidia). Left out, with a warning,
+// where the path would be a new directory in the container's procfs (nothing to hide).
 struct Overlay {
   std::string container_path;
   std::vector<File> files;               // paths relative to container_path

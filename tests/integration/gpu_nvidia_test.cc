@@ -71,6 +71,43 @@ TEST(GpuNvidia, EnvRequestNodesFilesMaskAndCgroupRules) {
   EXPECT_FALSE(contains(r.devices, "c 195:1 rw")) << r.devices;
 }
 
+// The same request without the tmpfs stand-in: the container's own procfs, from this kernel
+// without an NVIDIA driver, has no /proc/driver/nvidia. Nothing to hide there, so the mask
+// is left out with a warning (never a directory made in procfs) and the container runs with
+// its GPU; a host with the driver loaded masks as above (the shapes overlay_procfs_* of
+// ShapeTest follow both cases call by call).
+TEST(GpuNvidia, ProcMaskLeftOutWhereTheContainersProcfsHasNoDriverDirectory) {
+  ASSERT_FALSE(fixture().empty());
+  if (std::filesystem::exists("/proc/driver/nvidia")) GTEST_SKIP() << "this kernel has an NVIDIA driver";
+  Runtime rt;
+  Bundle b;
+  b.script(std::string(kProbe) + "; [ -e /proc/driver/nvidia ] || echo 'no proc dir' >>/out");
+  b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=1");
+  std::string cg = cgroup_for(b, "noproc");
+  b.write();
+  CmdResult create = rt({"create", "--bundle", b.path(), "gpu-noproc"});
+  ASSERT_EQ(create.code, 0) << create.err;
+  EXPECT_TRUE(contains(create.err, "/proc/driver/nvidia is not in the container's procfs")) << create.err;
+  std::string devices = devices_list(cg);
+  ASSERT_EQ(rt({"start", "gpu-noproc"}).code, 0);
+  bool stopped = false;
+  for (int i = 0; i < 3000 && !stopped; ++i) {
+    stopped = contains(rt({"state", "gpu-noproc"}).out, "\"stopped\"");
+    if (!stopped) ::usleep(10000);
+  }
+  rt({"delete", "--force", "gpu-noproc"});
+  ASSERT_TRUE(stopped) << "the container did not finish";
+  std::string out = read_file(b.rootfs() + "/out");
+  EXPECT_TRUE(contains(out, "node /dev/nvidia0 character special file c3:0 666")) << out;
+  EXPECT_FALSE(contains(out, "node /dev/nvidia1")) << out;
+  EXPECT_TRUE(contains(out, "smi nvidia-smi (fake) driver 550.54.15")) << out;
+  EXPECT_TRUE(contains(out, "no proc dir")) << out;
+  EXPECT_FALSE(contains(out, "params ")) << out;
+  EXPECT_TRUE(contains(out, "done")) << out;
+  EXPECT_TRUE(contains(devices, "c 195:0 rw")) << devices;
+  EXPECT_FALSE(contains(devices, "c 195:1 rw")) << devices;
+}
+
 // A glibc image with a CUDA compat library that runs /cudaver into /out, all GPUs asked for.
 void glibc_compat_image(Bundle& b) {
   add_glibc(b.rootfs());

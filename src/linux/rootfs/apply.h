@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,7 @@ class Applier {
   Status write_file(int base_fd, const FileStep& f);
   Status replace_file(int dirfd, const std::string& name, const FileStep& f);
   Status mount_overlay(const OverlayStep& o);
+  Result<std::optional<UniqueFd>> overlay_target(const std::string& path);
 
   Sys& sys_;
   const RootfsPlan& plan_;

@@ -69,7 +69,8 @@ struct FileStep {
 };
 
 // A read-only tmpfs at `path` holding `files` (relative names), with `binds` (host path →
-// path inside it) attached after: how a device module hides part of procfs.
+// path inside it) attached after: how a device module hides part of procfs. Never made
+// inside procfs: where the container's procfs lacks `path`, it is left out (extension.cc).
 struct OverlayStep {
   std::string path;
   std::vector<FileStep> files;

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The CRI scenario, run once per RuntimeClass handler (runc, berth): pods with a bridge and a
 host network, shared namespaces, an init container, exec probes, security contexts,
-resources, stats, OOM, stop/restart/log reopen, kubelet cgroup parents, and a churn of pods
-with a census of what stays on the host. One PASS/FAIL line per check; exit 1 on a failure.
+resources, stats, OOM, stop/restart/log reopen, kubelet cgroup parents, GPUs and a CDI
+device on the fake GPU host (started, seen from inside), and a churn of pods with a census
+of what stays on the host. One PASS/FAIL line per check; exit 1 on a failure.
 
   scenario.py --socket SOCK --stubs DIR --handler NAME --log-root DIR --work DIR
               --runtime-root DIR [--probes N] [--churn N] [--only a,b] [--out FILE]
@@ -311,17 +312,83 @@ def lifecycle(c, k, a):
     k.check("attempt 0's log kept in 0.log", " stdout F attempt0" in old)
 
 
+# The fake host's GPUs (make-fixture.sh --gpus 2): index 0 has minor 1, index 1 minor 0
+# (minors rotated against PCI order, as on real hosts).
+GPU_MINOR = {0: 1, 1: 0}
+DRIVER = "550.54.15"
+# Everything a GPU container shows of the module's work, one "key value" line each.
+GPU_PROBE = (
+    "for n in /dev/nvidia*; do [ -c $n ] && echo \"node $n $(stat -c '%t:%T' $n)\"; done; "
+    "echo \"smi $(/usr/bin/nvidia-smi 2>&1)\"; "
+    "grep -E ' /usr/lib(64|/x86_64-linux-gnu)/libcuda.so.[0-9.]+ ' /proc/self/mountinfo | "
+    "  awk '{print \"lib \" $5 \" \" $6}'; "
+    "l=$(ls -d /usr/lib/x86_64-linux-gnu /usr/lib64 2>/dev/null | head -1); "
+    "echo \"link $(readlink $l/libcuda.so.1)\"; "
+    "[ -e /proc/driver/nvidia ] && echo 'proc nvidia' || echo 'proc none'; "
+    "tr '\\0' '\\n' </proc/1/environ | grep '^NVIDIA_' | sed 's/^/env /'")
+
+
+def gpu_view(c, cid):
+    """What GPU_PROBE prints, as {key: [values]}."""
+    view = {}
+    for line in c.out(cid, "sh", "-c", GPU_PROBE).splitlines():
+        key, _, rest = line.partition(" ")
+        view.setdefault(key, []).append(rest)
+    return view
+
+
+def host_node(fixture, name):
+    st = os.stat(os.path.join(fixture, "dev", name))
+    return f"{os.major(st.st_rdev):x}:{os.minor(st.st_rdev):x}"
+
+
+def check_gpu(c, k, a, what, cid, index, env):
+    """Container CID started with the fake host's GPU INDEX (berth), or with nothing (runc)."""
+    view = gpu_view(c, cid)
+    nodes = sorted(view.get("node", []))
+    if a.handler != "berth":
+        k.check(f"{what}: runc injects nothing (no /dev/nvidia*, no nvidia-smi, no driver libraries)",
+                not nodes and "lib" not in view and "(fake) driver" not in view.get("smi", [""])[0],
+                view)
+        return
+    minor = GPU_MINOR[index]
+    want = sorted(f"/dev/{n} {host_node(a.gpu_fixture, n)}"
+                  for n in ("nvidiactl", f"nvidia{minor}", "nvidia-uvm", "nvidia-uvm-tools"))
+    k.check(f"{what}: /dev/nvidia* of GPU {index} only, with the fake host's major:minor", nodes == want,
+            f"{nodes} (want {want})")
+    rules = cg_read(c.pid(cid), "devices", "devices.list") or ""
+    other = GPU_MINOR[1 - index]
+    k.check(f"{what}: device cgroup allows nvidia{minor}, not nvidia{other}",
+            f"c 195:{minor} rw" in rules and f"c 195:{other} " not in rules,
+            [r for r in rules.splitlines() if " 195:" in r or " 510:" in r])
+    k.check(f"{what}: the fixture's nvidia-smi", view.get("smi") == [f"nvidia-smi (fake) driver {DRIVER}"],
+            view.get("smi"))
+    libs = view.get("lib", [])
+    k.check(f"{what}: libcuda.so.{DRIVER} bound read-only, nosuid, nodev; SONAME link",
+            len(libs) == 1 and libs[0].split()[0].endswith(f"/libcuda.so.{DRIVER}")
+            and libs[0].split()[1].startswith("ro,nosuid,nodev")
+            and view.get("link") == [f"libcuda.so.{DRIVER}"], f"{libs} {view.get('link')}")
+    # This kernel has no NVIDIA driver: the container's procfs has no /proc/driver/nvidia,
+    # so there is nothing to mask (docs/gpu.md); berth leaves the mask out and starts.
+    # berth's log of the create (the shim's --log, in the task's bundle) says so.
+    log = os.path.join(a.work, "state/io.containerd.runtime.v2.task/k8s.io", cid, "log.json")
+    said = "/proc/driver/nvidia is not in the container's procfs" in \
+        (open(log).read() if os.path.exists(log) else "")
+    k.check(f"{what}: no /proc/driver/nvidia in this driverless kernel's procfs, mask left out (logged)",
+            view.get("proc") == ["none"] and said, f"{view.get('proc')}, logged: {said}")
+    k.check(f"{what}: NVIDIA_* in the init's environment", sorted(view.get("env", [])) == env,
+            f"{view.get('env', [])} (want {env})")
+
+
 @scenario
 def gpu_cdi(c, k, a):
     """Devices without the NVIDIA container runtime: CDI annotations (cdi.k8s.io/*, passed
-    through by containerd's pod_annotations/container_annotations) are applied by berth
-    itself, from the specs of the fake GPU host (tests/fixtures/gpu) plus a vendor spec.
-    containerd 1.6 applies no CDI and runc reads none: with runc nothing happens.
-    NVIDIA devices of the fake host are not started here: berth masks /proc/driver/nvidia,
-    which this driverless kernel's procfs lacks, and CRI mounts cannot put the tmpfs
-    stand-in of the GPU integration tests at /proc/driver (a bind inside /proc is refused,
-    as by runc). What berth needs from containerd for them, the annotation and
-    NVIDIA_VISIBLE_DEVICES in config.json, is checked."""
+    through by containerd's pod_annotations/container_annotations) and a device plugin's
+    NVIDIA_VISIBLE_DEVICES are applied by berth itself, from the fake GPU host of
+    tests/fixtures/gpu (BERTH_CONFIG in containerd's environment reaches berth through the
+    shim) and a vendor CDI spec in its spec directory. Every container is started and
+    looked at from inside. containerd 1.6 applies no CDI and runc reads none of it: with
+    runc nothing is injected."""
     if not a.gpu_fixture:
         print("SKIP gpu_cdi: no fake GPU host (make-fixture.sh failed or cc missing)", flush=True)
         return
@@ -339,18 +406,33 @@ def gpu_cdi(c, k, a):
     else:
         k.check("runc: the CDI annotation is not applied (containerd 1.6 and runc read none)",
                 "/dev/fpga0" not in fpga and "vendor data" not in fpga, fpga.splitlines())
-    # Created, never started: what config.json carries for berth's NVIDIA module.
-    ccfg = c.container_config(cfg, "gpu", ["sleep", "3600"],
-                              envs={"NVIDIA_VISIBLE_DEVICES": "0"},
-                              annotations={"cdi.k8s.io/gpu": "nvidia.com/gpu=1"})
-    gid = c.create(pod, ccfg)
-    spec = c.status(gid, verbose=True)[1].get("runtimeSpec", {})
-    ann, env = spec.get("annotations", {}), spec.get("process", {}).get("env", [])
-    k.check("config.json: cdi.k8s.io/* annotations of pod and container, NVIDIA_VISIBLE_DEVICES",
-            ann.get("cdi.k8s.io/gpu") == "nvidia.com/gpu=1"
-            and ann.get("cdi.k8s.io/fpga") == "vendor.com/fpga=f0"
-            and "NVIDIA_VISIBLE_DEVICES=0" in env,
-            {x: ann[x] for x in ann if x.startswith("cdi.")})
+    # A device plugin's env (DEVICE_LIST_STRATEGY=envvar) and its CDI annotation
+    # (cdi-annotations), in the pod that also has the vendor device: CDI devices of other
+    # kinds keep the env's GPUs.
+    env = c.run(pod, "gpu-env", ["sleep", "3600"], envs={"NVIDIA_VISIBLE_DEVICES": "0"})
+    ann = c.run(pod, "gpu-cdi", ["sleep", "3600"], annotations={"cdi.k8s.io/gpu": "nvidia.com/gpu=1"})
+    spec = c.status(ann, verbose=True)[1].get("runtimeSpec", {})
+    notes = spec.get("annotations", {})
+    k.check("config.json: the pod's and the container's cdi.k8s.io/* annotations",
+            notes.get("cdi.k8s.io/gpu") == "nvidia.com/gpu=1"
+            and notes.get("cdi.k8s.io/fpga") == "vendor.com/fpga=f0",
+            {x: notes[x] for x in notes if x.startswith("cdi.")})
+    # The module sets no NVIDIA_* variable of its own: the env container keeps the device
+    # plugin's, the annotated one has none.
+    check_gpu(c, k, a, "env NVIDIA_VISIBLE_DEVICES=0", env, 0, ["NVIDIA_VISIBLE_DEVICES=0"])
+    check_gpu(c, k, a, "container annotation nvidia.com/gpu=1", ann, 1, [])
+    # A pod-level annotation reaches every container of the pod, the sandbox (pause) too:
+    # containerd copies pod_annotations into its config.json as well.
+    pcfg = c.pod_config("gpupod", annotations={"cdi.k8s.io/gpu": "nvidia.com/gpu=1"})
+    ppod = c.run_pod(pcfg)
+    pc = c.run(ppod, "app", ["sleep", "3600"])
+    check_gpu(c, k, a, "pod annotation nvidia.com/gpu=1", pc, 1, [])
+    ps = c.rt.PodSandboxStatus(cri_lib.pb.PodSandboxStatusRequest(pod_sandbox_id=ppod, verbose=True))
+    pause = json.loads(ps.info.get("info", "{}")).get("pid", 0)
+    has = os.path.exists(f"/proc/{pause}/root/dev/nvidia{GPU_MINOR[1]}")
+    k.check("pod annotation: the sandbox gets the GPU too" if a.handler == "berth"
+            else "pod annotation: runc's sandbox gets nothing", pause and has == (a.handler == "berth"),
+            f"pause pid {pause}, /dev/nvidia{GPU_MINOR[1]}: {has}")
 
 
 def census(a):

@@ -41,6 +41,20 @@ std::vector<CgroupDir> hybrid_dirs() {
 
 const spec::Mount kCgroupMount = mnt("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", "ro"});
 
+// procfs at /proc whose kernel shows `dir` (a directory of the model below the mount).
+Setup proc_with(const std::string& dir) {
+  return [dir](spec::Spec& s, PlanContext&, test::RecordingSys& sys) {
+    add_mount(s, mnt("/proc", "proc", "proc", {}));
+    sys.add_dir(std::string(kRootfs) + dir);
+    sys.add_dir("/hostproc/gpus/0000:06:00.0");
+  };
+}
+
+void nvidia_overlay(RootfsPlan& p) {
+  p.overlays.push_back({"/proc/driver/nvidia", {{"params", "ModifyDeviceFiles: 0\n", 0444}},
+                        {{"/hostproc/gpus/0000:06:00.0", "gpus/0000:06:00.0"}}});
+}
+
 // Root, propagation and whole-spec shapes.
 std::vector<Shape> root_shapes() {
   return {
@@ -240,6 +254,21 @@ std::vector<Shape> device_and_late_shapes() {
                                 {"/hostproc/capabilities/gpu1/mig/gi2/access", "capabilities/gpu1/mig/gi2/access"}}});
          p.exec_after_pivot.push_back({"/sbin/ldconfig", {"-r", "/"}});
        }},
+      // The /proc/driver/nvidia mask against the container's procfs (the model's directories
+      // below the proc mount stand for what the kernel shows there). A kernel without the
+      // driver: nothing to hide, nothing made or mounted inside procfs.
+      {"overlay_procfs_lacks_the_dir", proc_with("/proc/driver"), nvidia_overlay},
+      // A host with the driver loaded: the tmpfs goes straight onto the kernel's directory.
+      {"overlay_procfs_has_the_dir", proc_with("/proc/driver/nvidia"), nvidia_overlay},
+      // A tmpfs of the spec at /proc/driver (the GPU integration tests' stand-in) is no
+      // procfs: the directory is made in it, as before.
+      {"overlay_tmpfs_in_proc",
+       [](spec::Spec& s, auto&, test::RecordingSys& sys) {
+         add_mount(s, mnt("/proc", "proc", "proc", {}));
+         add_mount(s, mnt("/proc/driver", "tmpfs", "tmpfs", {"mode=755"}));
+         sys.add_dir("/hostproc/gpus/0000:06:00.0");
+       },
+       nvidia_overlay},
   };
 }
 
