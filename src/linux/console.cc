@@ -76,7 +76,7 @@ Result<std::string> parent_link_target(int link, const std::string& shown) {
   if (::fstat(link, &st) < 0) return Error::sys(errno, shown);
   if (st.st_uid != 0 && st.st_uid != ::geteuid())
     return Error::invalid_argument(shown + " is a symbolic link owned by uid " + std::to_string(st.st_uid) +
-                             ", neither root nor the caller: not followed");
+                                   ", neither root nor the caller: not followed");
   char buf[PATH_MAX];
   ssize_t n = ::readlinkat(link, "", buf, sizeof buf);
   if (n < 0 || n == static_cast<ssize_t>(sizeof buf)) return Error::sys(n < 0 ? errno : ENAMETOOLONG, "readlink " + shown);
@@ -87,15 +87,20 @@ Result<std::string> parent_link_target(int link, const std::string& shown) {
 
 Result<UniqueFd> open_named_socket(const std::string& path) {
   if (path.empty()) return Error::invalid_argument("empty socket path");
+  // Empty and "." components dropped up front, so that `todo.empty()` means "last".
+  auto components = [](const std::string& p) {
+    auto v = str::split_nonempty(p, '/');
+    std::erase(v, ".");
+    return v;
+  };
   std::deque<std::string> todo;
-  for (auto& c : str::split(path, '/')) todo.push_back(std::move(c));
+  for (auto& c : components(path)) todo.push_back(std::move(c));
   UniqueFd cur(::open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!cur) return Error::sys(errno, "open " + std::string(path[0] == '/' ? "/" : "."));
   std::string shown = path[0] == '/' ? "" : ".";
   for (int links = 0; !todo.empty();) {
     std::string name = std::move(todo.front());
     todo.pop_front();
-    if (name.empty() || name == ".") continue;
     shown += "/" + name;
     BERTH_ASSIGN(UniqueFd next, open_component(cur.get(), name, shown));
     struct stat st;
@@ -108,7 +113,7 @@ Result<UniqueFd> open_named_socket(const std::string& path) {
     if (todo.empty()) return Error::invalid_argument(path + " is a symbolic link (not followed: name the socket itself)");
     if (++links > 40) return Error::sys(ELOOP, shown);
     BERTH_ASSIGN(std::string target, parent_link_target(next.get(), shown));
-    auto parts = str::split(target, '/');
+    auto parts = components(target);
     todo.insert(todo.begin(), parts.begin(), parts.end());
     if (!target.empty() && target[0] == '/') {
       cur.reset(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));

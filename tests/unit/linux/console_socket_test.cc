@@ -68,6 +68,8 @@ TEST(ConsoleSocketPath, LinkAtTheNameAFileAndAMissingPathAreRefused) {
   int l = listen_at(d.path + "/s");
   ASSERT_EQ(::symlink((d.path + "/s").c_str(), (d.path + "/link").c_str()), 0);
   EXPECT_EQ(message(d.path + "/link"), d.path + "/link is a symbolic link (not followed: name the socket itself)");
+  EXPECT_EQ(message(d.path + "/link/."), d.path + "/link/. is a symbolic link (not followed: name the socket itself)")
+      << "trailing empty and . components do not make the link a parent";
   std::ofstream(d.path + "/file") << "x";
   EXPECT_EQ(message(d.path + "/file"), d.path + "/file is not a socket");
   EXPECT_EQ(message(d.path + "/gone/s"), d.path + "/gone: no such file or directory");
