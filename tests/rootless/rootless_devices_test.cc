@@ -6,6 +6,7 @@
 // runc has no native GPU or RDMA module (NVIDIA's toolkit hooks or CDI do it for runc), so
 // only berth is run and asserted here.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -104,6 +105,11 @@ TEST_F(RootlessDevices, NvidiaLdconfigRunsAndACudaProgramLoads) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "libcuda /usr/local/cuda/compat/libcuda.so.1 cuda 12080\n");
   EXPECT_EQ(gpu::read_file(b.rootfs() + "/etc/ld.so.conf.d/00-compat-berth.conf"), "/usr/local/cuda/compat\n");
+  // The ldconfig cache (docs/gpu.md) is the user's, in its state root.
+  struct stat st;
+  ASSERT_EQ(::stat((user().xdg + "/berth/.ldconfig-cache").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, user().uid);
+  EXPECT_FALSE(std::filesystem::is_empty(user().xdg + "/berth/.ldconfig-cache")) << "an entry was stored";
 }
 
 // RDMA (org.berth.rdma.devices, the config's rdma.sysRoot/devRoot): the adapter's uverbs,
