@@ -112,6 +112,15 @@ Status check_host_nodes(const devices::Edits& e) {
 
 bool maybe_rdma(const spec::Spec& spec) { return spec.annotations.count(devices::rdma::kAnnotation) != 0; }
 
+// Without a "network" entry the container stays in the runtime's network namespace, where
+// every RDMA device the runtime sees already is: nothing moves, and the init's namespace is
+// not opened (an unprivileged caller may not: the init is no longer dumpable once mapped).
+bool own_network_namespace(const spec::Spec& spec) {
+  if (!spec.linux) return false;
+  const auto& ns = spec.linux->namespaces;
+  return std::any_of(ns.begin(), ns.end(), [](const spec::Namespace& n) { return n.type == "network"; });
+}
+
 Result<devices::Edits> collect_unchecked(const spec::Spec& spec, const DeviceContext& ctx) {
   BERTH_ASSIGN(auto cdi_names, devices::cdi::requested_devices(spec.annotations));
   if (cdi_names.empty() && !maybe_gpu(spec) && !maybe_rdma(spec)) return devices::Edits{};
@@ -153,7 +162,7 @@ Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const Device
 }
 
 Result<std::vector<devices::rdma::NetnsMove>> rdma_netns_moves(const spec::Spec& spec) {
-  if (!maybe_rdma(spec)) return std::vector<devices::rdma::NetnsMove>{};
+  if (!maybe_rdma(spec) || !own_network_namespace(spec)) return std::vector<devices::rdma::NetnsMove>{};
   BERTH_ASSIGN(devices::Config cfg, devices::load_config());
   return devices::rdma::netns_moves(spec, rdma_host(cfg));
 }

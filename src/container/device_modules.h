@@ -24,7 +24,8 @@ struct DeviceContext {
 Result<devices::Edits> collect_device_edits(const spec::Spec& spec, const DeviceContext& ctx);
 
 // The RDMA devices to move into the container's network namespace (exclusive rdma netns
-// mode), read from the host trees of the berth config (rdma.sysRoot).
+// mode), read from the host trees of the berth config (rdma.sysRoot); none when the spec
+// has no network namespace (the container stays in the runtime's).
 Result<std::vector<devices::rdma::NetnsMove>> rdma_netns_moves(const spec::Spec& spec);
 
 }  // namespace berth::container
