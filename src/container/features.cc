@@ -8,6 +8,7 @@
 #include <seccomp.h>
 
 #include "linux/caps.h"
+#include "linux/exe_seal.h"
 #include "linux/rootfs/options.h"
 #include "seccomp/seccomp.h"
 #include "spec/names.h"
@@ -104,6 +105,10 @@ std::string features_json() {
   w.string(criu_supported() ? "true" : "false");
   w.key("org.berth.commit");
   w.string(BERTH_COMMIT);
+  // Whether this binary is sealed (on a read-only mount, docs/security.md): if not,
+  // create/run/exec re-execute from a read-only clone each call.
+  w.key("org.berth.exe.sealed");
+  w.string(linux::exe_seal() == linux::ExeSeal::kSealed ? "true" : "false");
   w.key("org.berth.gpu.native");
   w.string("true");
   w.key("org.berth.rdma.native");
