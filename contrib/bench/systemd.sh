@@ -49,12 +49,14 @@ if [ -z "$rootfs" ]; then
   rootfs=$W/rootfs; mkdir -p "$rootfs/bin" "$rootfs/proc" "$rootfs/sys" "$rootfs/dev" "$rootfs/tmp"
   cp "$bb" "$rootfs/bin/busybox"; ln -s busybox "$rootfs/bin/true"; ln -s busybox "$rootfs/bin/sh"
 fi
-# One bundle per runtime from berth's (runc's) default spec; only the cgroupsPath differs.
+# One bundle per runtime from runc's default spec (else the first runtime's); only the
+# cgroupsPath differs. ociVersion 1.0.2 for all: crun 1.8 refuses the newer ones.
+tmpl=$(command -v runc || bin_of "${runtimes%% *}")
 for r in $runtimes; do
   mkdir -p "$W/b-$r" "$W/state-$r"
-  (cd "$W/b-$r" && "$(bin_of berth 2>/dev/null || bin_of runc)" spec) 2>/dev/null ||
-    (cd "$W/b-$r" && "$(bin_of runc)" spec)
+  (cd "$W/b-$r" && "${RUNC:-$tmpl}" spec)
   sed -i -e 's/"terminal": true/"terminal": false/' -e "s|\"path\": \"rootfs\"|\"path\": \"$rootfs\"|" \
+    -e 's/"ociVersion": "[^"]*"/"ociVersion": "1.0.2"/' \
     -e 's/^\(\t*\)"sh"$/\1"true"/' \
     -e "s/\"linux\": {/\"linux\": {\n\t\t\"cgroupsPath\": \"system.slice:bench-$r:c\",/" "$W/b-$r/config.json"
 done

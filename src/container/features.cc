@@ -57,9 +57,9 @@ void linux_section(json::Writer& w) {
   w.key("cgroup");
   w.begin_object();
   for (const char* k : {"v1", "v2"}) w.key(k), w.boolean(true);
-  // The system instance's driver; the user instance (rootless) is not supported.
+  // The system instance's driver, and the user's own instance for rootless containers.
   w.key("systemd"), w.boolean(true);
-  w.key("systemdUser"), w.boolean(false);
+  w.key("systemdUser"), w.boolean(true);
   w.key("rdma");
   w.boolean(true);
   w.end_object();
