@@ -38,14 +38,15 @@ done
 mkdir -p "$W"
 
 rootfs() {
-  [ -f "$ROOT/.debootstrap-done" ] && return
+  # the marker holds the package list: a cache made from another list is made again
+  [ -f "$ROOT/.debootstrap-done" ] && [ "$(cat "$ROOT/.debootstrap-done")" = "$PKGS" ] && return
   [ -n "$MIRROR" ] || skip "no Debian mirror known (set BERTH_VM_MIRROR)"
   t=$(now); rm -rf "$ROOT"
   say "debootstrap bookworm from $MIRROR (once per build dir)"
   nice debootstrap --variant=minbase --include="$PKGS" bookworm "$ROOT" "$MIRROR" > "$W/debootstrap.log" 2>&1 ||
     { tail -n 20 "$W/debootstrap.log" >&2; die "debootstrap failed (log: $W/debootstrap.log)"; }
   chroot "$ROOT" apt-get clean
-  touch "$ROOT/.debootstrap-done"
+  echo "$PKGS" > "$ROOT/.debootstrap-done"
   say "debootstrap: $(( $(now) - t ))s"
 }
 
