@@ -146,7 +146,8 @@ Status update_container(const std::string& root, const std::string& id, const sp
   if (c.record.systemd_cgroup) {
     std::string unit = cgroups::systemd::unit_of(c.record.cgroup_paths);
     if (unit.empty()) return Error::generic("systemd cgroup driver: no unit named by the container's cgroup paths");
-    BERTH_ASSIGN(auto bus, cgroups::systemd::connect_system_bus());
+    bool user = cgroups::systemd::in_user_manager(c.record.cgroup_paths.begin()->second);
+    BERTH_ASSIGN(auto bus, cgroups::systemd::connect_bus(user));
     BERTH_TRY(cgroups::systemd::update(*bus, unit, *c.cg, r));
   } else {
     BERTH_TRY(c.cg->update(r));

@@ -68,10 +68,18 @@ Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id,
   for (const auto& r : extra) cfg.device_rules.push_back(r);
   if (systemd) {
     CgroupSetup out;
-    BERTH_ASSIGN(auto plan, cgroups::systemd::plan(cfg));
+    // Rootless: the caller's own systemd (its user bus), whose subtree holds the unit.
+    std::string manager_cgroup;
+    if (rootless) {
+      BERTH_ASSIGN(out.bus, cgroups::systemd::connect_user_bus());
+      BERTH_ASSIGN(manager_cgroup, out.bus->control_group());
+    }
+    BERTH_ASSIGN(auto plan, cgroups::systemd::plan(cfg, manager_cgroup));
     BERTH_TRY(check_existing(plan.files));
     // Connected now: without a bus, create fails before the init exists.
-    BERTH_ASSIGN(out.bus, cgroups::systemd::connect_system_bus());
+    if (!out.bus) {
+      BERTH_ASSIGN(out.bus, cgroups::systemd::connect_system_bus());
+    }
     BERTH_ASSIGN(out.paths, cgroups::Manager::planned_paths(plan.files));
     out.systemd.emplace(std::move(plan));
     out.annotations = spec.annotations;
@@ -102,7 +110,8 @@ Status remove_cgroups(const std::map<std::string, std::string>& paths, bool syst
   if (systemd) {
     std::string unit = cgroups::systemd::unit_of(paths);
     if (unit.empty()) return Error::generic("systemd cgroup driver: no unit named by the container's cgroup paths");
-    BERTH_ASSIGN(auto bus, cgroups::systemd::connect_system_bus());
+    // A rootless container's unit is its user's manager's (see in_user_manager).
+    BERTH_ASSIGN(auto bus, cgroups::systemd::connect_bus(cgroups::systemd::in_user_manager(paths.begin()->second)));
     BERTH_TRY(cgroups::systemd::stop_unit(*bus, unit));
   }
   BERTH_ASSIGN(auto m, cgroups::Manager::load(paths));

@@ -8,6 +8,7 @@
 #include <seccomp.h>
 
 #include "linux/caps.h"
+#include "linux/exe_seal.h"
 #include "linux/rootfs/options.h"
 #include "seccomp/seccomp.h"
 #include "spec/names.h"
@@ -56,9 +57,9 @@ void linux_section(json::Writer& w) {
   w.key("cgroup");
   w.begin_object();
   for (const char* k : {"v1", "v2"}) w.key(k), w.boolean(true);
-  // The system instance's driver; the user instance (rootless) is not supported.
+  // The system instance's driver, and the user's own instance for rootless containers.
   w.key("systemd"), w.boolean(true);
-  w.key("systemdUser"), w.boolean(false);
+  w.key("systemdUser"), w.boolean(true);
   w.key("rdma");
   w.boolean(true);
   w.end_object();
@@ -104,6 +105,10 @@ std::string features_json() {
   w.string(criu_supported() ? "true" : "false");
   w.key("org.berth.commit");
   w.string(BERTH_COMMIT);
+  // Whether this binary is sealed (on a read-only mount, docs/security.md): if not,
+  // create/run/exec re-execute from a read-only clone each call.
+  w.key("org.berth.exe.sealed");
+  w.string(linux::exe_seal() == linux::ExeSeal::kSealed ? "true" : "false");
   w.key("org.berth.gpu.native");
   w.string("true");
   w.key("org.berth.rdma.native");

@@ -17,7 +17,7 @@ int parse_version(std::string_view v) {
   return static_cast<int>(*str::parse_u64(v.substr(0, n)));
 }
 
-Result<Plan> plan(const Config& cfg) {
+Result<Plan> plan(const Config& cfg, const std::string& manager_cgroup) {
   const Host* host = cfg.host;
   if (!host) {
     const auto& probed = cgroups::host();
@@ -26,8 +26,20 @@ Result<Plan> plan(const Config& cfg) {
   }
   if (!host->systemd_running)
     return Error::generic("systemd not running on this host, cannot use systemd cgroups manager");
-  if (cfg.rootless) return Error::unsupported("systemd cgroup driver: rootless (the user's systemd) is not supported");
-  BERTH_ASSIGN(Unit unit, unit_for(cfg.cgroups_path, cfg.id, false));
+  std::string prefix;
+  if (cfg.rootless) {
+    // A user's manager runs only on the unified hierarchy, and its subtree is where its
+    // units' cgroups are: both from systemd, still checked before they name a path.
+    if (host->layout != Layout::kV2)
+      return Error::unsupported("systemd cgroup driver: rootless (the user's systemd) needs cgroup v2");
+    if (manager_cgroup.empty() || manager_cgroup[0] != '/' || !in_user_manager(manager_cgroup))
+      return Error::unsupported("systemd cgroup driver: rootless, but the manager's control group \"" +
+                                manager_cgroup + "\" is not a user's manager (user@<uid>.service)");
+    prefix = manager_cgroup;
+    while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  }
+  BERTH_ASSIGN(Unit unit, unit_for(cfg.cgroups_path, cfg.id, cfg.rootless));
+  unit.path = prefix + unit.path;
   if (unit.is_slice)
     return Error::unsupported("systemd cgroup driver: a container in a slice unit (" + unit.name +
                               ") is not supported; name a scope");
@@ -134,6 +146,17 @@ Status update(Bus& bus, const std::string& unit, Manager& m, const spec::Resourc
   BERTH_ASSIGN(auto props, resource_properties(r, devices, o));
   if (!props.empty()) BERTH_TRY(bus.set_unit_properties(unit, props).context("unable to set unit properties"));
   return m.update(r, devices);
+}
+
+bool in_user_manager(std::string_view cgroup_path) {
+  bool user = false;
+  for (const std::string& part : str::split(cgroup_path, '/')) {
+    if (part == "." || part == "..") return false;  // names nothing systemd made
+    if (part.size() > 13 && part.starts_with("user@") && part.ends_with(".service") &&
+        part.find_first_not_of("0123456789", 5) == part.size() - 8)
+      user = true;
+  }
+  return user;
 }
 
 std::string unit_of(const std::map<std::string, std::string>& paths) {

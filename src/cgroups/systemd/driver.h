@@ -10,6 +10,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "berth/result.h"
 #include "cgroups/manager.h"
@@ -26,7 +27,14 @@ struct Plan {
 };
 
 // The unit and cgroup for `cfg` (cgroups_path "slice:prefix:name", or empty); touches nothing.
-Result<Plan> plan(const Config& cfg);
+// Rootless (cfg.rootless) units are the user's manager's (runc's systemdUser, cgroup v2
+// only): `manager_cgroup` is that manager's ControlGroup (Bus::control_group), below which
+// the unit's slice lies, as runc places it; a rootless plan without one is refused.
+Result<Plan> plan(const Config& cfg, const std::string& manager_cgroup = {});
+
+// Whether a unit's cgroup lies in a user manager's subtree (a "user@<uid>.service"
+// component, which no slice expansion can produce): the bus that delete and update use.
+bool in_user_manager(std::string_view cgroup_path);
 
 // What StartTransientUnit gets, in runc's order: Description, Slice= (Wants= for a slice),
 // Delegate=yes, PIDs=[pid], the accounting switches, DefaultDependencies=no, the resources,

@@ -23,6 +23,7 @@ constexpr const char* kManager = "org.freedesktop.systemd1.Manager";
 struct Lib {
 #define BERTH_SD(name) decltype(&::name) name = nullptr;
   BERTH_SD(sd_bus_open_system)
+  BERTH_SD(sd_bus_open_user)
   BERTH_SD(sd_bus_flush_close_unref)
   BERTH_SD(sd_bus_set_method_call_timeout)
   BERTH_SD(sd_bus_message_new_method_call)
@@ -57,7 +58,7 @@ Result<const Lib*> lib() {
   }
   bool ok = true;
 #define BERTH_SD(name) ok = ok && (l.name = reinterpret_cast<decltype(l.name)>(::dlsym(h, #name)));
-  BERTH_SD(sd_bus_open_system) BERTH_SD(sd_bus_flush_close_unref) BERTH_SD(sd_bus_set_method_call_timeout)
+  BERTH_SD(sd_bus_open_system) BERTH_SD(sd_bus_open_user) BERTH_SD(sd_bus_flush_close_unref) BERTH_SD(sd_bus_set_method_call_timeout)
   BERTH_SD(sd_bus_message_new_method_call) BERTH_SD(sd_bus_message_unref) BERTH_SD(sd_bus_message_append_basic)
   BERTH_SD(sd_bus_message_append_array) BERTH_SD(sd_bus_message_open_container)
   BERTH_SD(sd_bus_message_close_container) BERTH_SD(sd_bus_message_read_basic)
@@ -160,18 +161,10 @@ class SdBus final : public Bus {
     return call(m, reply, "reset failed unit " + name);
   }
 
-  Result<std::string> version() override {
-    Message m(l_, nullptr);
-    int r = l_->sd_bus_message_new_method_call(bus_, m.out(), kDest, kPath, "org.freedesktop.DBus.Properties", "Get");
-    if (r < 0) return Error::sys(-r, "systemd: new call");
-    BERTH_TRY(append_str(m, kManager));
-    BERTH_TRY(append_str(m, "Version"));
-    Message reply(l_, nullptr);
-    BERTH_TRY(call(m, reply, "get the systemd version"));
-    const char* v = nullptr;
-    BERTH_TRY(chk(l_->sd_bus_message_enter_container(reply.get(), 'v', "s")));
-    BERTH_TRY(chk(l_->sd_bus_message_read_basic(reply.get(), 's', &v)));
-    return std::string(v ? v : "");
+  Result<std::string> version() override { return manager_string("Version", "get the systemd version"); }
+
+  Result<std::string> control_group() override {
+    return manager_string("ControlGroup", "get the manager's control group");
   }
 
  private:
@@ -185,6 +178,21 @@ class SdBus final : public Bus {
       return 0;
     if (path && result) self->done_[path] = result;
     return 0;
+  }
+
+  // A string property of the Manager (org.freedesktop.DBus.Properties.Get).
+  Result<std::string> manager_string(const char* name, const std::string& what) {
+    Message m(l_, nullptr);
+    int r = l_->sd_bus_message_new_method_call(bus_, m.out(), kDest, kPath, "org.freedesktop.DBus.Properties", "Get");
+    if (r < 0) return Error::sys(-r, "systemd: new call");
+    BERTH_TRY(append_str(m, kManager));
+    BERTH_TRY(append_str(m, name));
+    Message reply(l_, nullptr);
+    BERTH_TRY(call(m, reply, what));
+    const char* v = nullptr;
+    BERTH_TRY(chk(l_->sd_bus_message_enter_container(reply.get(), 'v', "s")));
+    BERTH_TRY(chk(l_->sd_bus_message_read_basic(reply.get(), 's', &v)));
+    return std::string(v ? v : "");
   }
 
   Status chk(int r) const {
@@ -272,21 +280,28 @@ class SdBus final : public Bus {
   std::map<std::string, std::string> done_;  // job path → result
 };
 
-}  // namespace
-
-Result<std::unique_ptr<Bus>> connect_system_bus() {
+Result<std::unique_ptr<Bus>> connect(bool user) {
   struct stat st;
   // runc's IsRunningSystemd (sd_booted): /run/systemd/system is a directory.
   if (::lstat("/run/systemd/system", &st) != 0 || !S_ISDIR(st.st_mode))
     return Error::generic("systemd not running on this host, cannot use systemd cgroups manager");
   BERTH_ASSIGN(const Lib* l, lib());
   sd_bus* bus = nullptr;
-  int r = l->sd_bus_open_system(&bus);
-  if (r < 0) return Error::sys(-r, "systemd cgroup driver: cannot connect to the system bus");
+  int r = user ? l->sd_bus_open_user(&bus) : l->sd_bus_open_system(&bus);
+  if (r < 0) {
+    if (!user) return Error::sys(-r, "systemd cgroup driver: cannot connect to the system bus");
+    return Error::sys(-r, "systemd cgroup driver (rootless): cannot connect to the user's bus "
+                          "($DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus)");
+  }
   auto out = std::make_unique<SdBus>(l, bus);
   (void)l->sd_bus_set_method_call_timeout(bus, static_cast<uint64_t>(kCallTimeoutMs) * 1000u);
   BERTH_TRY(out->watch_jobs());
   return std::unique_ptr<Bus>(std::move(out));
 }
+
+}  // namespace
+
+Result<std::unique_ptr<Bus>> connect_system_bus() { return connect(false); }
+Result<std::unique_ptr<Bus>> connect_user_bus() { return connect(true); }
 
 }  // namespace berth::cgroups::systemd

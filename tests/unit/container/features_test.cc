@@ -37,6 +37,13 @@ TEST(Features, NamesBerthsNativeDevices) {
   EXPECT_TRUE(has(f, "\"ociVersionMax\": \"1.3.0\""));
 }
 
+TEST(Features, SaysWhetherTheBinaryIsSealed) {
+  // The test binary lives in the build tree (writable); tests/integration/exe_seal_test.cc
+  // seals a berth binary and sees "true".
+  std::string f = features_json();
+  EXPECT_TRUE(has(f, "\"org.berth.exe.sealed\": \"false\"") || has(f, "\"org.berth.exe.sealed\": \"true\"")) << f;
+}
+
 TEST(Features, CheckpointFollowsTheBuild) {
   std::string want = std::string("\"org.berth.checkpoint.enabled\": \"") + (criu_supported() ? "true" : "false") + "\"";
   EXPECT_TRUE(has(features_json(), want)) << want;

@@ -5,10 +5,13 @@
 # the scope exists with the expected properties, update changes property and file,
 # pause/resume, exec joins the unit's cgroup, delete removes the unit, a create that fails
 # after the unit was started leaves nothing, a second create naming a live unit does not
-# stop it (berth); rootless with limits in a user session's delegated subtree; then berth
+# stop it (berth); rootless with limits in a user session's delegated subtree, and rootless
+# with --systemd-cgroup through the user's own systemd (systemdUser); then berth
 # and runc timed side by side. Lines start with "VMTEST:"; the last one is
 # "VMTEST: RESULT: PASS|FAIL"; the exit status is the number of failures.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
+# the suites of disk.sh (seal, bench) run in their own scripts
+case " $(cat /proc/cmdline) " in *" vmsd.suite=seal "*) exec vm-systemd-seal ;; *" vmsd.suite=bench "*) exec vm-systemd-bench ;; esac
 rt=$(sed -n 's/.*vmsd\.runtime=\([a-z]*\).*/\1/p' /proc/cmdline)
 case $rt in
   berth) RT=/usr/local/bin/berth ;;
@@ -148,8 +151,10 @@ ru=vmsd-user
 id $ru >/dev/null 2>&1 || useradd -m -s /bin/sh $ru
 ruid=$(id -u $ru); rgid=$(id -g $ru); rx=/run/user/$ruid
 loginctl enable-linger $ru 2>&1 | show
-# the user manager's own socket (minbase has no dbus-user-session: no $rx/bus)
+# the user manager's own socket (systemd-run --user talks to it)
 i=0; while [ ! -S $rx/systemd/private ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+# (with dbus-user-session the socket is there a few seconds before the manager is up)
+i=0; while [ "$(systemctl is-active user@$ruid.service)" != active ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 st=$(systemctl is-active user@$ruid.service 2>&1)
 expect "user@$ruid.service (linger)" active "$st"
 [ "$st" = active ] ||
@@ -191,6 +196,45 @@ expect "rootless: limits seen inside" "67108864 32" \
 asu $RT delete -f rl 2>&1 | show
 expect "rootless: delete leaves no state" absent "$(asu $RT state rl >/dev/null 2>&1 && echo present || echo absent)"
 expect "rootless: delete leaves no cgroup" no "$([ -n "$rcg" ] && [ -d /sys/fs/cgroup$rcg ] && echo yes || echo no)"
+
+# Rootless with --systemd-cgroup (features: systemdUser): the user's own systemd, on its bus
+# ($XDG_RUNTIME_DIR/bus, from dbus-user-session), makes the unit in its subtree, as runc's
+# rootless systemd manager does. Run from a user scope: the manager may move the init only
+# out of a cgroup the user owns.
+i=0; while [ ! -S $rx/bus ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+expect "systemdUser: the user's bus $rx/bus" yes "$([ -S $rx/bus ] && echo yes || echo no)"
+mcg=/user.slice/user-$ruid.slice/user@$ruid.service
+uu=$rt-su.scope; ucg=/sys/fs/cgroup$mcg/user.slice/$uu
+sb=/home/$ru/bs; mkdir -p $sb
+sed "s/\"linux\": {/\"linux\": {\n\t\t\"cgroupsPath\": \"user.slice:$rt:su\",/" $rb/config.json > $sb/config.json
+chown -R $ru: $sb
+asu systemd-run --user --scope -q -- $RT --rootless true --systemd-cgroup run -d --bundle $sb su </dev/null >/tmp/su.out 2>&1
+expect "systemdUser: $rt --rootless true --systemd-cgroup run -d" 0 $?
+show < /tmp/su.out
+uprop() { asu systemctl --user show -P "$2" "$1" 2>&1; }
+pid=$(asu $RT state su 2>/dev/null | sed -n 's/^ *"pid": \([0-9]*\),/\1/p')
+expect "systemdUser: init's cgroup" "0::$mcg/user.slice/$uu" "$(cat /proc/${pid:-0}/cgroup 2>&1)"
+expect "systemdUser: $uu (user manager) ActiveState" active "$(uprop $uu ActiveState)"
+expect "systemdUser: $uu Delegate" yes "$(uprop $uu Delegate)"
+expect "systemdUser: $uu MemoryMax" 67108864 "$(uprop $uu MemoryMax)"
+expect "systemdUser: memory.max" 67108864 "$(cat $ucg/memory.max 2>&1)"
+expect "systemdUser: pids.max" 32 "$(cat $ucg/pids.max 2>&1)"
+asu $RT update --pids-limit 40 su 2>&1 | show
+expect "systemdUser: update: $uu TasksMax" 40 "$(uprop $uu TasksMax)"
+expect "systemdUser: update: pids.max" 40 "$(cat $ucg/pids.max 2>&1)"
+asu $RT delete -f su 2>&1 | show
+expect "systemdUser: delete: $uu not loaded" 0 "$(asu systemctl --user list-units --all --plain --no-legend $uu 2>/dev/null | wc -l)"
+expect "systemdUser: delete: cgroup gone" no "$([ -d $ucg ] && echo yes || echo no)"
+expect "systemdUser: delete: no state" absent "$(asu $RT state su >/dev/null 2>&1 && echo present || echo absent)"
+# a create that fails after the user's manager started the unit leaves nothing
+sed -i 's|"sleep", "600"|"/no/such/binary"|' $sb/config.json
+asu systemd-run --user --scope -q -- $RT --rootless true --systemd-cgroup create --bundle $sb su2 </dev/null >/tmp/su.out 2>&1
+expect "systemdUser: create with a missing executable fails" 1 $?
+show < /tmp/su.out
+expect "systemdUser: failed create: $rt-su.scope not loaded" 0 \
+  "$(asu systemctl --user list-units --all --plain --no-legend $uu 2>/dev/null | wc -l)"
+expect "systemdUser: failed create: cgroup gone" no "$([ -d $ucg ] && echo yes || echo no)"
+expect "systemdUser: failed create: no state" absent "$(asu $RT state su2 >/dev/null 2>&1 && echo present || echo absent)"
 
 # create + start + delete with the driver (the D-Bus round trips are its cost): berth and
 # runc interleaved in this one boot, 5 cycles each, so that host load hits both alike.

@@ -20,6 +20,8 @@ MIRROR=${BERTH_VM_MIRROR:-$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list
 [ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
 # minbase + what the suite needs; no docker/containerd here (they add ~10 s of boot)
 PKGS=systemd,systemd-sysv,dbus,kmod,runc,busybox-static,procps,libmnl0
+# seal slice: crun for the systemd bench, dbus-user-session for the user bus (systemdUser)
+PKGS=$PKGS,crun,dbus-user-session
 PRUNE="sound drivers/gpu drivers/media drivers/net drivers/scsi drivers/usb drivers/iio
 drivers/staging drivers/comedi drivers/hwmon drivers/infiniband drivers/md net/wireless"
 
@@ -36,14 +38,15 @@ done
 mkdir -p "$W"
 
 rootfs() {
-  [ -f "$ROOT/.debootstrap-done" ] && return
+  # the marker holds the package list: a cache made from another list is made again
+  [ -f "$ROOT/.debootstrap-done" ] && [ "$(cat "$ROOT/.debootstrap-done")" = "$PKGS" ] && return
   [ -n "$MIRROR" ] || skip "no Debian mirror known (set BERTH_VM_MIRROR)"
   t=$(now); rm -rf "$ROOT"
   say "debootstrap bookworm from $MIRROR (once per build dir)"
   nice debootstrap --variant=minbase --include="$PKGS" bookworm "$ROOT" "$MIRROR" > "$W/debootstrap.log" 2>&1 ||
     { tail -n 20 "$W/debootstrap.log" >&2; die "debootstrap failed (log: $W/debootstrap.log)"; }
   chroot "$ROOT" apt-get clean
-  touch "$ROOT/.debootstrap-done"
+  echo "$PKGS" > "$ROOT/.debootstrap-done"
   say "debootstrap: $(( $(now) - t ))s"
 }
 
@@ -141,6 +144,13 @@ TTYVHangup=no
 WantedBy=multi-user.target
 UNIT
   chroot "$R" systemctl enable vm-test.service >/dev/null 2>&1
+  # seal slice: the seal and bench suites (disk.sh), the install seal, the systemd bench
+  mkdir -p "$R/usr/local/share/berth/systemd"
+  install -m 644 "$here/../../../contrib/systemd/usr-local-bin-berth.mount" "$R/usr/local/share/berth/systemd/"
+  install -m 755 "$here/../../../contrib/systemd/install-seal.sh" "$R/usr/local/share/berth/systemd/"
+  install -m 755 "$here/../../../contrib/bench/systemd.sh" "$R/usr/local/sbin/berth-bench-systemd"
+  install -m 755 "$here/guest-seal.sh" "$R/usr/local/sbin/vm-systemd-seal"
+  install -m 755 "$here/guest-bench.sh" "$R/usr/local/sbin/vm-systemd-bench"
 }
 
 t=$(now)

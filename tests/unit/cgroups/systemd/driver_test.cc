@@ -49,6 +49,7 @@ class FakeBus : public Bus {
     return ok();
   }
   Result<std::string> version() override { return std::string("252.39-1~deb12u2"); }
+  Result<std::string> control_group() override { return std::string("/"); }
 
   std::vector<std::string> log;
   std::vector<Property> started, set;
@@ -111,12 +112,41 @@ TEST(SystemdDriver, RefusesWhatItCannotDo) {
   EXPECT_EQ(p.error().message(), "systemd not running on this host, cannot use systemd cgroups manager");
   f.host.systemd_running = true;
   f.cfg.rootless = true;
+  // rootless needs the user's manager's control group, and one that is a user's manager
   EXPECT_EQ(plan(f.cfg).error().kind(), ErrorKind::kUnsupported);
+  EXPECT_EQ(plan(f.cfg, "/").error().kind(), ErrorKind::kUnsupported);
+  EXPECT_EQ(plan(f.cfg, "/user.slice/user-1000.slice/user@1000.service/../../x").error().kind(), ErrorKind::kUnsupported);
+  EXPECT_EQ(plan(f.cfg, "user.slice/user@1000.service").error().kind(), ErrorKind::kUnsupported);
   f.cfg.rootless = false;
   f.cfg.cgroups_path = "kubepods.slice::kubepods-pod1.slice";
   EXPECT_EQ(plan(f.cfg).error().kind(), ErrorKind::kUnsupported);
   f.cfg.cgroups_path = "system.slice:docker:../../etc";
   EXPECT_EQ(plan(f.cfg).error().kind(), ErrorKind::kInvalidSpec);
+}
+
+// runc's systemdUser: the unit is the user's manager's, its cgroup below that manager's
+// ControlGroup; an empty cgroupsPath means "user.slice:berth:<id>" (runc: "user.slice:runc:").
+TEST(SystemdDriver, RootlessUnitsLieInTheUsersManager) {
+  Fixture f(Layout::kV2);
+  f.cfg.rootless = true;
+  const std::string m = "/user.slice/user-1000.slice/user@1000.service";
+  auto p = plan(f.cfg, m + "/");
+  ASSERT_TRUE(p) << p.error().message();
+  EXPECT_EQ(p->unit.name, "docker-abc.scope");
+  EXPECT_EQ(p->files.cgroups_path, m + "/system.slice/docker-abc.scope");
+  f.cfg.cgroups_path = "";
+  p = plan(f.cfg, m);
+  ASSERT_TRUE(p) << p.error().message();
+  EXPECT_EQ(p->unit.name, "berth-abc.scope");
+  EXPECT_EQ(p->unit.slice, "user.slice");
+  EXPECT_EQ(p->files.cgroups_path, m + "/user.slice/berth-abc.scope");
+  EXPECT_TRUE(in_user_manager(f.tree.root() + "/sys/fs/cgroup" + p->files.cgroups_path));
+  EXPECT_FALSE(in_user_manager("/sys/fs/cgroup/system.slice/docker-abc.scope"));
+  EXPECT_FALSE(in_user_manager("/sys/fs/cgroup/user.slice/user-1000.slice/user@.service/x.scope"));
+  EXPECT_FALSE(in_user_manager("/sys/fs/cgroup/user.slice/user@1000x.service/x.scope"));
+  Fixture hybrid(Layout::kHybrid);
+  hybrid.cfg.rootless = true;
+  EXPECT_EQ(plan(hybrid.cfg, m).error().kind(), ErrorKind::kUnsupported);
 }
 
 TEST(SystemdDriver, StartPropertiesInRuncsOrder) {
