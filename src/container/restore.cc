@@ -3,6 +3,7 @@
 // CRIU, prestart and createRuntime hooks at CRIU's setup-namespaces, the restored init
 // recorded in state.json; then detached, or supervised in the foreground as `run` does.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -140,6 +141,26 @@ Result<std::vector<std::pair<std::string, std::string>>> enter_cgroups(Restoring
   return roots;
 }
 
+bool has_own_netns(const spec::Spec& spec) {
+  if (!spec.linux) return false;
+  for (const auto& n : spec.linux->namespaces)
+    if (n.type == "network" && n.path.empty()) return true;
+  return false;
+}
+
+// restore --empty-ns network: a new network namespace with nothing in it (loopback down),
+// what CRIU's empty_ns makes. Our thread enters it only to open a handle, then goes back.
+Result<UniqueFd> new_empty_netns() {
+  UniqueFd home(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  if (!home) return Error::sys(errno, "open /proc/thread-self/ns/net");
+  if (::unshare(CLONE_NEWNET) < 0) return Error::sys(errno, "--empty-ns network: unshare a network namespace");
+  UniqueFd ns(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  int err = errno;
+  if (::setns(home.get(), CLONE_NEWNET) < 0) return Error::sys(errno, "--empty-ns network: return to our network namespace");
+  if (!ns) return Error::sys(err, "--empty-ns network: open the new namespace");
+  return ns;
+}
+
 std::string hook_state(const ContainerRecord& r, pid_t pid) {
   OciState s = container::to_oci_state(r, ContainerStatus::kCreating);
   s.status = "creating";
@@ -167,6 +188,11 @@ Status run_criu(Restoring& c, const std::string& bundle) {
     UniqueFd fd(::open(n.path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) return Error::sys(errno, "open " + n.path);
     f.joined_ns_fds[n.type] = fd.get();
+    c.ns_fds.push_back(std::move(fd));
+  }
+  if (!c.o.empty_ns.empty() && !f.joined_ns_fds.count("network") && has_own_netns(c.spec)) {
+    BERTH_ASSIGN(UniqueFd fd, new_empty_netns());
+    f.joined_ns_fds["network"] = fd.get();
     c.ns_fds.push_back(std::move(fd));
   }
   CgroupVisit visit;
@@ -209,7 +235,7 @@ Result<int> restore_container(const RestoreOptions& options) {
   RestoreOptions o = options;
   BERTH_TRY(cr::parse_cgroups_mode(o.manage_cgroups_mode));
   BERTH_TRY(cr::parse_empty_ns(o.empty_ns));
-  BERTH_TRY(cr::library_supports(o.lazy_pages, -1, !o.empty_ns.empty()));
+  BERTH_TRY(cr::library_supports(o.lazy_pages, -1));
   o.image_path = linux::absolute_path(o.image_path.empty() ? "checkpoint" : o.image_path);
   if (!o.work_path.empty()) o.work_path = linux::absolute_path(o.work_path);
   BERTH_TRY(container::validate_id(o.id));

@@ -10,13 +10,13 @@
 # connection with iptables-restore: the legacy one and its modules are carried). The same
 # steps run for runc and berth.
 # CRIU needs the sock_diag, tun and nf_tables modules loaded, and GNU tar and gzip for tmpfs
-# contents (busybox tar lacks its options). The containers have no network namespace: CRIU
-# dumps one with iproute2, which the VM lacks.
+# contents (busybox tar lacks its options). The containers have no network namespace (CRIU
+# dumps one with iproute2, which the VM lacks) except the --empty-ns one.
 # vm-options: --bin /usr/bin/script --bin /usr/sbin/criu --bin /usr/bin/tar --bin /usr/bin/gzip --mem 768 --timeout 480 --module unix_diag --module inet_diag
 # vm-options: --module tcp_diag --module udp_diag --module netlink_diag --module af_packet_diag
 # vm-options: --module tun --module crc32c_generic --module nf_tables
 # vm-options: --bin /usr/sbin/xtables-legacy-multi --file /usr/lib/x86_64-linux-gnu/xtables:/usr/lib/x86_64-linux-gnu/xtables
-# vm-options: --module ip_tables --module iptable_filter --module xt_tcpudp --module xt_mark --module ip6_tables --module ip6table_filter
+# vm-options: --module ip_tables --module iptable_filter --module xt_tcpudp --module xt_mark --module ip6_tables --module ip6table_filter --module nf_conntrack_netlink
 . /vm/lib.sh
 
 command -v "$RUNTIME" >/dev/null || { not_ok "runtime $RUNTIME not in the VM"; done_testing; }
@@ -235,7 +235,34 @@ check "the restored connection still answers" grep -q '^tcp two$' "$tb/rootfs/to
 check "the restored listener accepts a new connection" grep -q '^tcp three$' /tmp/tcp-new.out
 check "delete -f tcp1" "$RUNTIME" delete -f tcp1
 
-# 9. a failed restore leaves no container and no cgroup behind.
+# 9. --empty-ns network: a container with its own network namespace, checkpointed without
+# the namespace's contents (CRIU saves no links, addresses or routes: no iproute2 needed)
+# and restored into a new empty one, as runc does.
+e=$(bundle_copy en) || { not_ok "bundle copy"; done_testing; }
+cfg "$e" '.process.args = ["sh", "-c", "exec </dev/null >/dev/null 2>&1; i=0; while :; do i=$((i+1)); echo $i > /count; sleep 0.1; done"]
+  | .root.readonly = false
+  | .linux.cgroupsPath = "/berth-criu/en"
+  | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+(cd "$e" && "$RUNTIME" run -d en1 </dev/null >/tmp/en-run.out 2>&1)
+check_eq "run -d (own network namespace)" 0 "$?"
+wait_count "$e" 5
+"$RUNTIME" checkpoint --empty-ns network --image-path /tmp/imgen en1 >/tmp/cken.out 2>&1
+rc=$?; check_eq "checkpoint --empty-ns network exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/cken.out; show_log /tmp/imgen/dump.log; }
+check_not "container deleted after checkpoint" "$RUNTIME" state en1
+v5=$(count "$e")
+(cd "$e" && "$RUNTIME" restore -d --empty-ns network --image-path /tmp/imgen en1 </dev/null >/tmp/rsen.out 2>&1)
+rc=$?; check_eq "restore -d --empty-ns network exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/rsen.out; show_log /tmp/imgen/restore.log; }
+check_eq "restored container running" running "$(state_of en1)"
+wait_count "$e" $((v5 + 5))
+check "counter continues ($v5 -> $(count "$e"))" test "$(count "$e")" -gt "$v5"
+pid=$("$RUNTIME" state en1 2>/dev/null | jq -r .pid)
+check_not "the restored init has a network namespace of its own" test "$(readlink /proc/"$pid"/ns/net)" = "$(readlink /proc/self/ns/net)"
+check_eq "... with nothing but lo in it" "lo" "$(sed -n 's/^ *\([^ :]*\):.*/\1/p' /proc/"$pid"/net/dev | tr '\n' ' ' | sed 's/ $//')"
+check "delete -f en1" "$RUNTIME" delete -f en1
+
+# 10. a failed restore leaves no container and no cgroup behind.
 (cd "$b" && "$RUNTIME" restore -d --image-path /tmp/no-such-image bad </dev/null >/tmp/bad.out 2>&1)
 check_not "restore from a missing image fails" test $? = 0
 sed 's/^/    restore| /' /tmp/bad.out
