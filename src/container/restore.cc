@@ -66,7 +66,8 @@ Status prepare_state(Restoring& c, const std::string& bundle) {
   BERTH_TRY(c.dir->write_record(c.record));
   BERTH_TRY(c.dir->write_config(c.spec));
   BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true", {}));
-  c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths, false); });
+  // systemd: stops the unit once join_cgroups has started it (nothing before that).
+  c.undo.push([&c] { (void)container::remove_cgroups(c.cg.paths, c.o.systemd_cgroup && c.cg.manager); });
   c.record.cgroup_paths = c.cg.paths;
   return c.dir->write_record(c.record);
 }
@@ -117,7 +118,10 @@ Result<std::vector<std::string>> read_descriptors(const std::string& image_dir) 
 }
 
 // CRIU restores into the cgroups of the process that asks (its worker is our child): we
-// enter the container's cgroups for the restore and name them as CRIU's cgroup roots.
+// enter the container's cgroups for the restore and name them as CRIU's cgroup roots, and
+// go back to our own as soon as CRIU is done (the restored tasks stay). With the systemd
+// driver, our pid is the one the transient scope is started with (runc names its CRIU
+// worker's), so systemd makes the scope around us; we leave it the same way.
 struct CgroupVisit {
   std::vector<std::string> home;  // our own cgroup directories, to return to
   ~CgroupVisit() {
@@ -239,9 +243,6 @@ Result<int> restore_container(const RestoreOptions& options) {
   o.image_path = linux::absolute_path(o.image_path.empty() ? "checkpoint" : o.image_path);
   if (!o.work_path.empty()) o.work_path = linux::absolute_path(o.work_path);
   BERTH_TRY(container::validate_id(o.id));
-  // The systemd driver starts its scope with the init's pid; CRIU restores into the
-  // cgroups of its caller, which would put berth itself into the container's unit.
-  if (o.systemd_cgroup) return Error::generic("restore: --systemd-cgroup is not supported yet (restore with the cgroupfs driver)");
   // libcriu restores as a sibling of its worker, so the restored init is our child; a
   // subreaper also adopts what it leaves behind.
   if (!o.detach && !o.no_subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);

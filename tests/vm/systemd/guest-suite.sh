@@ -192,6 +192,9 @@ asu $RT delete -f rl 2>&1 | show
 expect "rootless: delete leaves no state" absent "$(asu $RT state rl >/dev/null 2>&1 && echo present || echo absent)"
 expect "rootless: delete leaves no cgroup" no "$([ -n "$rcg" ] && [ -d /sys/fs/cgroup$rcg ] && echo yes || echo no)"
 
+# checkpoint/restore with the driver (criu3), when the image has CRIU
+[ -f /usr/local/sbin/vm-systemd-criu ] && . /usr/local/sbin/vm-systemd-criu
+
 # create + start + delete with the driver (the D-Bus round trips are its cost): berth and
 # runc interleaved in this one boot, 5 cycles each, so that host load hits both alike.
 bundle /run/bt tc || fail "bundle"
