@@ -3,7 +3,7 @@
 # checkpointed and restored with the driver lands in its transient scope again, with its
 # limits, and the runtime itself is not left in the scope. --empty-ns network: the guest
 # has no iproute2 for CRIU to save the namespace's contents with.
-rc=1
+rc=1; t_criu=$(up)
 if ! command -v criu >/dev/null; then
   say "SKIP checkpoint/restore: no criu in the image"
 elif ! out=$(criu check 2>&1); then
@@ -37,3 +37,4 @@ if [ "${rc:-1}" = 0 ]; then
   $RT delete -f cr 2>&1 | show
   expect "criu: delete stops $u" 0 "$(systemctl list-units --all --plain --no-legend "$u" | wc -l)"
 fi
+say "criu: checkpoint/restore steps took $(since "$t_criu")s"
