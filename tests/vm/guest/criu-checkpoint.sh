@@ -189,7 +189,7 @@ if [ -x "${RECVTTY:-}" ]; then
   echo ping2 >&4
   wait_file /tmp/cs.out '^got ping2$'
   check "the restored shell answers on the new master" grep -q '^got ping2' /tmp/cs.out
-  [ -n "$(grep '^got ping2' /tmp/cs.out)" ] || sed 's/^/    tty| /' /tmp/cs.out /tmp/cs.err
+  grep -q '^got ping2' /tmp/cs.out || sed 's/^/    tty| /' /tmp/cs.out /tmp/cs.err
   check "delete -f cs1" "$RUNTIME" delete -f cs1
   exec 4>&-
   kill "$rpid" 2>/dev/null; wait "$rpid" 2>/dev/null

@@ -31,9 +31,9 @@ if [ "${rc:-1}" = 0 ]; then
   pid=$($RT state cr 2>/dev/null | sed -n 's/^ *"pid": \([0-9]*\),/\1/p')
   expect "criu: restored init's cgroup" "0::/system.slice/$u" "$(cat /proc/${pid:-0}/cgroup 2>&1)"
   expect "criu: $u ActiveState" active "$(prop $u ActiveState)"
-  expect "criu: only the restored init in the scope" "${pid:-none}" "$(cat $cg/$u/cgroup.procs 2>&1 | tr '\n' ' ' | sed 's/ $//')"
-  expect "criu: memory.max after restore" 67108864 "$(cat $cg/$u/memory.max 2>&1)"
-  expect "criu: pids.max after restore" 32 "$(cat $cg/$u/pids.max 2>&1)"
+  expect "criu: only the restored init in the scope" "${pid:-none}" "$(cat "$cg/$u"/cgroup.procs 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+  expect "criu: memory.max after restore" 67108864 "$(cat "$cg/$u"/memory.max 2>&1)"
+  expect "criu: pids.max after restore" 32 "$(cat "$cg/$u"/pids.max 2>&1)"
   $RT delete -f cr 2>&1 | show
   expect "criu: delete stops $u" 0 "$(systemctl list-units --all --plain --no-legend "$u" | wc -l)"
 fi
