@@ -3,6 +3,7 @@
 // CRIU, prestart and createRuntime hooks at CRIU's setup-namespaces, the restored init
 // recorded in state.json; then detached, or supervised in the foreground as `run` does.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -65,7 +66,8 @@ Status prepare_state(Restoring& c, const std::string& bundle) {
   BERTH_TRY(c.dir->write_record(c.record));
   BERTH_TRY(c.dir->write_config(c.spec));
   BERTH_ASSIGN(c.cg, container::setup_cgroups(c.spec, c.o.id, c.o.systemd_cgroup, c.o.rootless == "true", {}));
-  c.undo.push([paths = c.cg.paths] { (void)container::remove_cgroups(paths, false); });
+  // systemd: stops the unit once join_cgroups has started it (nothing before that).
+  c.undo.push([&c] { (void)container::remove_cgroups(c.cg.paths, c.o.systemd_cgroup && c.cg.manager); });
   c.record.cgroup_paths = c.cg.paths;
   return c.dir->write_record(c.record);
 }
@@ -116,7 +118,10 @@ Result<std::vector<std::string>> read_descriptors(const std::string& image_dir) 
 }
 
 // CRIU restores into the cgroups of the process that asks (its worker is our child): we
-// enter the container's cgroups for the restore and name them as CRIU's cgroup roots.
+// enter the container's cgroups for the restore and name them as CRIU's cgroup roots, and
+// go back to our own as soon as CRIU is done (the restored tasks stay). With the systemd
+// driver, our pid is the one the transient scope is started with (runc names its CRIU
+// worker's), so systemd makes the scope around us; we leave it the same way.
 struct CgroupVisit {
   std::vector<std::string> home;  // our own cgroup directories, to return to
   ~CgroupVisit() {
@@ -138,6 +143,26 @@ Result<std::vector<std::pair<std::string, std::string>>> enter_cgroups(Restoring
   for (const auto& h : after.v1) roots.push_back({str::join(h.controllers, ","), h.own});
   if (after.unified) roots.push_back({"", after.unified->own});
   return roots;
+}
+
+bool has_own_netns(const spec::Spec& spec) {
+  if (!spec.linux) return false;
+  for (const auto& n : spec.linux->namespaces)
+    if (n.type == "network" && n.path.empty()) return true;
+  return false;
+}
+
+// restore --empty-ns network: a new network namespace with nothing in it (loopback down),
+// what CRIU's empty_ns makes. Our thread enters it only to open a handle, then goes back.
+Result<UniqueFd> new_empty_netns() {
+  UniqueFd home(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  if (!home) return Error::sys(errno, "open /proc/thread-self/ns/net");
+  if (::unshare(CLONE_NEWNET) < 0) return Error::sys(errno, "--empty-ns network: unshare a network namespace");
+  UniqueFd ns(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  int err = errno;
+  if (::setns(home.get(), CLONE_NEWNET) < 0) return Error::sys(errno, "--empty-ns network: return to our network namespace");
+  if (!ns) return Error::sys(err, "--empty-ns network: open the new namespace");
+  return ns;
 }
 
 std::string hook_state(const ContainerRecord& r, pid_t pid) {
@@ -167,6 +192,11 @@ Status run_criu(Restoring& c, const std::string& bundle) {
     UniqueFd fd(::open(n.path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) return Error::sys(errno, "open " + n.path);
     f.joined_ns_fds[n.type] = fd.get();
+    c.ns_fds.push_back(std::move(fd));
+  }
+  if (!c.o.empty_ns.empty() && !f.joined_ns_fds.count("network") && has_own_netns(c.spec)) {
+    BERTH_ASSIGN(UniqueFd fd, new_empty_netns());
+    f.joined_ns_fds["network"] = fd.get();
     c.ns_fds.push_back(std::move(fd));
   }
   CgroupVisit visit;
@@ -209,13 +239,10 @@ Result<int> restore_container(const RestoreOptions& options) {
   RestoreOptions o = options;
   BERTH_TRY(cr::parse_cgroups_mode(o.manage_cgroups_mode));
   BERTH_TRY(cr::parse_empty_ns(o.empty_ns));
-  BERTH_TRY(cr::library_supports(o.lazy_pages, -1, !o.empty_ns.empty()));
+  BERTH_TRY(cr::library_supports(o.lazy_pages, -1));
   o.image_path = linux::absolute_path(o.image_path.empty() ? "checkpoint" : o.image_path);
   if (!o.work_path.empty()) o.work_path = linux::absolute_path(o.work_path);
   BERTH_TRY(container::validate_id(o.id));
-  // The systemd driver starts its scope with the init's pid; CRIU restores into the
-  // cgroups of its caller, which would put berth itself into the container's unit.
-  if (o.systemd_cgroup) return Error::generic("restore: --systemd-cgroup is not supported yet (restore with the cgroupfs driver)");
   // libcriu restores as a sibling of its worker, so the restored init is our child; a
   // subreaper also adopts what it leaves behind.
   if (!o.detach && !o.no_subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);

@@ -10,6 +10,8 @@
 #   --timeout S      per VM (default 240)
 #   --log-dir DIR    where each script's output goes (default <cache>/logs)
 #   --quiet          do not print the output of failed scripts
+#   --bin PATH       one more host binary for every VM (repeatable; run-vm.sh --bin)
+#   --env NAME=VALUE one more variable for every guest script (repeatable)
 #
 # Every VM also gets jq (for editing config.json) and a busybox bundle made by mkbundle.sh
 # (built-in template, so every runtime gets the same config) at /bundle. A script asks for
@@ -23,7 +25,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || (cd "$here/../.." && pwd))
 cache=${BERTH_VM_CACHE:-$repo/build/vm-cache}
-runtime=; rdma=; timeout_s=240; logdir=; quiet=0
+runtime=; rdma=; timeout_s=240; logdir=; quiet=0; extra=""
 
 die() { printf 'run-suite: error: %s\n' "$*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -34,6 +36,8 @@ while [ $# -gt 0 ]; do
     --cache) cache=$2; shift 2 ;;
     --log-dir) logdir=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
+    --bin|--env) case $2 in *[[:space:]]*) die "$1: no blanks: $2" ;; esac
+                 extra="$extra $1 $2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option: $1" ;;
     *) break ;;
@@ -79,7 +83,7 @@ for script in "$@"; do
   # shellcheck disable=SC2086
   "$here/run-vm.sh" --cache "$cache" --timeout "$timeout_s" --log "$logdir/$name.console.log" \
     --bin "$runtime" --bin "$jq" --bundle "$work/bundle" --env "RUNTIME=$runtime" \
-    $rdma $opts "$script" > "$out" 2>&1 || rc=$?
+    $rdma $extra $opts "$script" > "$out" 2>&1 || rc=$?
   t=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }")
   case $rc in
     0) echo "PASS $name (${t}s)"; passed=$((passed + 1)) ;;

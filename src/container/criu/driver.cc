@@ -19,10 +19,9 @@ Error not_built() {
   return Error::unsupported("berth was built without CRIU support (libcriu): checkpoint and restore are unavailable");
 }
 
-Status library_supports(bool lazy_pages, int status_fd, bool empty_ns) {
+Status library_supports(bool lazy_pages, int status_fd) {
   if (lazy_pages) return Error::unsupported("--lazy-pages: not supported by this CRIU library (libcriu 3.17)");
   if (status_fd >= 0) return Error::unsupported("--status-fd: not supported by this CRIU library (libcriu 3.17)");
-  if (empty_ns) return Error::unsupported("--empty-ns: not supported by this CRIU library (libcriu 3.17)");
   return ok();
 }
 
@@ -155,7 +154,7 @@ Error criu_failure(const Request& r, int rc, int err) {
 bool built_with_criu() { return true; }
 
 Result<Outcome> execute(const Request& r, const std::string& criu_binary, const Notify& notify) {
-  BERTH_TRY(library_supports(r.lazy_pages, r.status_fd, r.empty_ns != 0));
+  BERTH_TRY(library_supports(r.lazy_pages, r.status_fd));
   Opts opts;
   if (criu_local_init_opts(&opts.o) < 0) return Error::sys(ENOMEM, "criu: init options");
   BERTH_TRY(check(criu_local_set_service_binary(opts.o, criu_binary.c_str()), "service binary"));

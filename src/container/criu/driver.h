@@ -19,8 +19,8 @@ bool built_with_criu();
 Error not_built();
 
 // What libcriu 3.17 has no setter for is refused, before anything is written: lazy pages,
-// a status fd, empty namespaces.
-Status library_supports(bool lazy_pages, int status_fd, bool empty_ns);
+// a status fd. (Empty network namespaces are expressed as external ones: request.cc.)
+Status library_supports(bool lazy_pages, int status_fd);
 
 // CRIU's notifications during a restore ("setup-namespaces", "post-restore", ...), with the
 // restored init's pid; an error aborts the restore.

@@ -156,6 +156,12 @@ Result<Request> dump_request(const CheckpointOptions& o, const spec::Spec& spec,
     if (it != f.joined_ns_inodes.end())
       r.externals.push_back(std::string(ns_image_name(t)) + "[" + std::to_string(it->second) + "]:" + ns_key(t));
   }
+  // --empty-ns network: libcriu 3.17 has no setter for CRIU's empty_ns. An external network
+  // namespace has the same effect at dump (its links, addresses, routes and firewall are not
+  // saved, so CRIU needs no iproute2 for them) and restore puts the tasks into the namespace
+  // handed over under the key: the config's, or a new empty one for `restore --empty-ns`.
+  if ((r.empty_ns & CLONE_NEWNET) && !f.joined_ns_inodes.count("network") && f.own_net_inode)
+    r.externals.push_back("net[" + std::to_string(f.own_net_inode) + "]:" + ns_key("network"));
   for (const auto& m : spec.mounts) {
     if (is_bind(m)) {
       r.ext_mounts.push_back({mount_key(m.destination), mount_key(m.destination)});
@@ -177,8 +183,8 @@ Result<Request> restore_request(const RestoreOptions& o, const spec::Spec& spec,
   Request r;
   r.kind = Kind::kRestore;
   BERTH_TRY(common(o, r));
-  // runc also asks for an empty network namespace here (it does not manage network
-  // devices); libcriu 3.17 cannot, so CRIU restores the namespace from the image.
+  // --empty-ns network: the caller hands a new empty namespace over as "network" (CRIU's
+  // empty_ns has no libcriu 3.17 setter; see dump_request).
   r.root = f.root;
   r.log_file = "restore.log";
   r.evasive_devices = true;

@@ -80,6 +80,7 @@ struct DumpFacts {
   std::string rootfs;                                   // record.rootfs
   std::map<std::string, std::string> cgroup_paths;      // record.cgroup_paths
   std::map<std::string, uint64_t> joined_ns_inodes;     // "network"/"pid" joined by path → inode
+  uint64_t own_net_inode = 0;                           // the init's own network namespace (0: none)
   std::set<std::string> masked_dirs;                    // masked paths that are directories
 };
 
@@ -89,7 +90,8 @@ struct RestoreFacts {
   std::string root;                                     // where the rootfs is bound for CRIU
   std::string bundle;                                   // relative bind sources
   std::map<std::string, std::string> cgroup_paths;      // the new container's cgroups
-  std::map<std::string, int> joined_ns_fds;             // "network"/"pid" → open fd
+  std::map<std::string, int> joined_ns_fds;             // "network"/"pid" → open fd (joined by
+                                                        // path, or a new empty network one)
   std::vector<std::string> descriptors;                 // descriptors.json
   std::vector<std::pair<std::string, std::string>> cg_roots;  // from /proc/self/cgroup
 };

@@ -4,13 +4,19 @@
 # container gone after a plain checkpoint, --leave-running, pre-dump + dump with
 # --parent-path, restore under a new id and bundle (--pid-file, a prestart hook), cgroup
 # limits after restore, a terminal restored in the foreground, and a failed restore that
-# leaves nothing behind. The same steps run for runc and berth.
+# leaves nothing behind; a terminal restored through --console-socket (berth_recvtty, the
+# build's console-socket peer, holds the masters) and a TCP listener with an established
+# connection inside the container restored with --tcp-established (CRIU locks the
+# connection with iptables-restore: the legacy one and its modules are carried). The same
+# steps run for runc and berth.
 # CRIU needs the sock_diag, tun and nf_tables modules loaded, and GNU tar and gzip for tmpfs
-# contents (busybox tar lacks its options). The container has no network namespace: CRIU
-# dumps one with iproute2 and iptables-save, which the VM lacks.
+# contents (busybox tar lacks its options). The containers have no network namespace (CRIU
+# dumps one with iproute2, which the VM lacks) except the --empty-ns one.
 # vm-options: --bin /usr/bin/script --bin /usr/sbin/criu --bin /usr/bin/tar --bin /usr/bin/gzip --mem 768 --timeout 480 --module unix_diag --module inet_diag
 # vm-options: --module tcp_diag --module udp_diag --module netlink_diag --module af_packet_diag
 # vm-options: --module tun --module crc32c_generic --module nf_tables
+# vm-options: --bin /usr/sbin/xtables-legacy-multi --file /usr/lib/x86_64-linux-gnu/xtables:/usr/lib/x86_64-linux-gnu/xtables
+# vm-options: --module ip_tables --module iptable_filter --module xt_tcpudp --module xt_mark --module ip6_tables --module ip6table_filter --module nf_conntrack_netlink
 . /vm/lib.sh
 
 command -v "$RUNTIME" >/dev/null || { not_ok "runtime $RUNTIME not in the VM"; done_testing; }
@@ -43,7 +49,11 @@ wait_count() {  # BUNDLE MIN: until the counter reaches MIN (10 s at most)
   while [ "$(count "$1")" -lt "$2" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 }
 state_of() { "$RUNTIME" state "$1" 2>/dev/null | jq -r .status; }
-show_log() { [ -f "$1" ] && tail -n 15 "$1" | sed 's/^/    log| /'; }
+show_log() {  # LOG: CRIU's errors and its last lines
+  [ -f "$1" ] || return 0
+  grep -m 5 'Error' "$1" | sed 's/^/    log error| /'
+  tail -n 15 "$1" | sed 's/^/    log| /'
+}
 
 (cd "$b" && "$RUNTIME" run -d cr </dev/null >/tmp/run.out 2>&1)
 check_eq "run -d" 0 "$?"
@@ -144,7 +154,115 @@ check_eq "restored terminal container running" running "$(state_of tty1)"
 wait
 check_not "the foreground restore deleted the container when its init died" "$RUNTIME" state tty1
 
-# 7. a failed restore leaves no container and no cgroup behind.
+# 7. a terminal through --console-socket: run -d sends the master to berth_recvtty, which
+# feeds the shell lines from a fifo; the restore sends CRIU's new master to the same socket
+# and the restored shell answers on it.
+if [ -x "${RECVTTY:-}" ]; then
+  sb=$(bundle_copy cs) || { not_ok "bundle copy"; done_testing; }
+  cfg "$sb" '.process.terminal = true
+    | .process.args = ["sh", "-c", "echo ready; while read l; do echo \"got $l\"; done"]
+    | .root.readonly = false
+    | .linux.cgroupsPath = "/berth-criu/cs"
+    | .linux.namespaces |= map(select(.type != "network"))
+    | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+  rm -f /tmp/cs.in /tmp/cs.sock; mkfifo /tmp/cs.in
+  "$RECVTTY" /tmp/cs.sock </tmp/cs.in >/tmp/cs.out 2>/tmp/cs.err &
+  rpid=$!
+  exec 4>/tmp/cs.in
+  n=0; while [ ! -S /tmp/cs.sock ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+  (cd "$sb" && "$RUNTIME" run -d --console-socket /tmp/cs.sock cs1 </dev/null >/tmp/cs-run.out 2>&1)
+  check_eq "run -d --console-socket" 0 "$?"
+  wait_file /tmp/cs.out '^ready$'
+  echo ping1 >&4
+  wait_file /tmp/cs.out '^got ping1$'
+  check "the terminal answers before the checkpoint" grep -q '^got ping1' /tmp/cs.out
+  "$RUNTIME" checkpoint --shell-job --image-path /tmp/imgcs cs1 >/tmp/ckcs.out 2>&1
+  rc=$?; check_eq "checkpoint --shell-job of a console-socket container exits 0" 0 "$rc"
+  [ $rc = 0 ] || { cat /tmp/ckcs.out; show_log /tmp/imgcs/dump.log; }
+  check_not "container deleted after checkpoint" "$RUNTIME" state cs1
+  (cd "$sb" && "$RUNTIME" restore -d --shell-job --console-socket /tmp/cs.sock --image-path /tmp/imgcs cs1 </dev/null >/tmp/rscs.out 2>&1)
+  rc=$?; check_eq "restore -d --console-socket exits 0" 0 "$rc"
+  [ $rc = 0 ] || { cat /tmp/rscs.out; show_log /tmp/imgcs/restore.log; }
+  check_eq "restored console-socket container running" running "$(state_of cs1)"
+  n=0; while [ "$(grep -c 'got a terminal master' /tmp/cs.err)" -lt 2 ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+  check_eq "a new master arrived on the console socket" 2 "$(grep -c 'got a terminal master' /tmp/cs.err)"
+  echo ping2 >&4
+  wait_file /tmp/cs.out '^got ping2$'
+  check "the restored shell answers on the new master" grep -q '^got ping2' /tmp/cs.out
+  grep -q '^got ping2' /tmp/cs.out || sed 's/^/    tty| /' /tmp/cs.out /tmp/cs.err
+  check "delete -f cs1" "$RUNTIME" delete -f cs1
+  exec 4>&-
+  kill "$rpid" 2>/dev/null; wait "$rpid" 2>/dev/null
+else
+  not_ok "RECVTTY (the build's berth_recvtty) not in the VM"
+fi
+
+# 8. TCP: a listener and an established connection, both inside the container (which
+# shares the VM's network namespace), dumped and restored with --tcp-established. The
+# client is the init (nc reading a fifo, writing /tout); the server answers each line.
+# CRIU locks the connection with iptables-restore (legacy, carried into the VM).
+mkdir -p /usr/local/sbin
+for t in iptables-restore ip6tables-restore iptables-save ip6tables-save iptables ip6tables; do
+  ln -sf /usr/sbin/xtables-legacy-multi /usr/local/sbin/$t
+done
+tb=$(bundle_copy tcp) || { not_ok "bundle copy"; done_testing; }
+printf '#!/bin/sh\nwhile read l; do echo "tcp $l"; done\n' > "$tb/rootfs/srv.sh"
+chmod 755 "$tb/rootfs/srv.sh"
+cfg "$tb" '.process.args = ["sh", "-c", "exec </dev/null >/dev/null 2>&1; mkfifo /tin; exec 3<>/tin; nc -ll -p 7777 -e /srv.sh & sleep 0.5; exec nc 127.0.0.1 7777 <&3 >/tout"]
+  | .root.readonly = false
+  | .linux.cgroupsPath = "/berth-criu/tcp"
+  | .linux.namespaces |= map(select(.type != "network"))
+  | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+(cd "$tb" && "$RUNTIME" run -d tcp1 </dev/null >/tmp/tcp-run.out 2>&1)
+check_eq "run -d (TCP)" 0 "$?"
+w=0; while [ ! -p "$tb/rootfs/tin" ] && [ $w -lt 50 ]; do sleep 0.1; w=$((w + 1)); done
+sleep 0.5
+echo one > "$tb/rootfs/tin"
+wait_file "$tb/rootfs/tout" '^tcp one$'
+check "the connection answers before the checkpoint" grep -q '^tcp one$' "$tb/rootfs/tout"
+"$RUNTIME" checkpoint --tcp-established --image-path /tmp/imgtcp tcp1 >/tmp/cktcp.out 2>&1
+rc=$?; check_eq "checkpoint --tcp-established exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/cktcp.out; show_log /tmp/imgtcp/dump.log; }
+check_not "container deleted after checkpoint" "$RUNTIME" state tcp1
+(cd "$tb" && "$RUNTIME" restore -d --tcp-established --image-path /tmp/imgtcp tcp1 </dev/null >/tmp/rstcp.out 2>&1)
+rc=$?; check_eq "restore -d --tcp-established exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/rstcp.out; show_log /tmp/imgtcp/restore.log; }
+check_eq "restored TCP container running" running "$(state_of tcp1)"
+echo two > "$tb/rootfs/tin"
+wait_file "$tb/rootfs/tout" '^tcp two$'
+check "the restored connection still answers" grep -q '^tcp two$' "$tb/rootfs/tout"
+(echo three; sleep 1) | nc 127.0.0.1 7777 >/tmp/tcp-new.out 2>&1
+check "the restored listener accepts a new connection" grep -q '^tcp three$' /tmp/tcp-new.out
+check "delete -f tcp1" "$RUNTIME" delete -f tcp1
+
+# 9. --empty-ns network: a container with its own network namespace, checkpointed without
+# the namespace's contents (CRIU saves no links, addresses or routes: no iproute2 needed)
+# and restored into a new empty one, as runc does.
+e=$(bundle_copy en) || { not_ok "bundle copy"; done_testing; }
+cfg "$e" '.process.args = ["sh", "-c", "exec </dev/null >/dev/null 2>&1; i=0; while :; do i=$((i+1)); echo $i > /count; sleep 0.1; done"]
+  | .root.readonly = false
+  | .linux.cgroupsPath = "/berth-criu/en"
+  | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+(cd "$e" && "$RUNTIME" run -d en1 </dev/null >/tmp/en-run.out 2>&1)
+check_eq "run -d (own network namespace)" 0 "$?"
+wait_count "$e" 5
+"$RUNTIME" checkpoint --empty-ns network --image-path /tmp/imgen en1 >/tmp/cken.out 2>&1
+rc=$?; check_eq "checkpoint --empty-ns network exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/cken.out; show_log /tmp/imgen/dump.log; }
+check_not "container deleted after checkpoint" "$RUNTIME" state en1
+v5=$(count "$e")
+(cd "$e" && "$RUNTIME" restore -d --empty-ns network --image-path /tmp/imgen en1 </dev/null >/tmp/rsen.out 2>&1)
+rc=$?; check_eq "restore -d --empty-ns network exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/rsen.out; show_log /tmp/imgen/restore.log; }
+check_eq "restored container running" running "$(state_of en1)"
+wait_count "$e" $((v5 + 5))
+check "counter continues ($v5 -> $(count "$e"))" test "$(count "$e")" -gt "$v5"
+pid=$("$RUNTIME" state en1 2>/dev/null | jq -r .pid)
+check_not "the restored init has a network namespace of its own" test "$(readlink /proc/"$pid"/ns/net)" = "$(readlink /proc/self/ns/net)"
+check_eq "... with nothing but lo in it" "lo" "$(sed -n 's/^ *\([^ :]*\):.*/\1/p' /proc/"$pid"/net/dev | tr '\n' ' ' | sed 's/ $//')"
+check "delete -f en1" "$RUNTIME" delete -f en1
+
+# 10. a failed restore leaves no container and no cgroup behind.
 (cd "$b" && "$RUNTIME" restore -d --image-path /tmp/no-such-image bad </dev/null >/tmp/bad.out 2>&1)
 check_not "restore from a missing image fails" test $? = 0
 sed 's/^/    restore| /' /tmp/bad.out

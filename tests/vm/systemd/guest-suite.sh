@@ -236,6 +236,9 @@ expect "systemdUser: failed create: $rt-su.scope not loaded" 0 \
 expect "systemdUser: failed create: cgroup gone" no "$([ -d $ucg ] && echo yes || echo no)"
 expect "systemdUser: failed create: no state" absent "$(asu $RT state su2 >/dev/null 2>&1 && echo present || echo absent)"
 
+# checkpoint/restore with the driver (criu3), when the image has CRIU
+[ -f /usr/local/sbin/vm-systemd-criu ] && . /usr/local/sbin/vm-systemd-criu
+
 # create + start + delete with the driver (the D-Bus round trips are its cost): berth and
 # runc interleaved in this one boot, 5 cycles each, so that host load hits both alike.
 bundle /run/bt tc || fail "bundle"

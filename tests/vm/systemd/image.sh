@@ -153,9 +153,42 @@ UNIT
   install -m 755 "$here/guest-bench.sh" "$R/usr/local/sbin/vm-systemd-bench"
 }
 
+# --- criu3 (checkpoint/restore with --systemd-cgroup): the host's CRIU and legacy iptables
+# (CRIU locks the network with iptables-restore), with their libraries (the criu package
+# would pull in python3), and tun.ko, which CRIU's kernel probe opens (PRUNE drops
+# drivers/net). Skipped when the host has no criu.
+criu_put() { # host ELF, copied with the libraries ldd names
+  mkdir -p "$ROOT$(dirname "$1")"; cp -L "$1" "$ROOT$1"
+  ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r l; do
+    [ -e "$ROOT$l" ] || { mkdir -p "$ROOT$(dirname "$l")"; cp -L "$l" "$ROOT$l"; }
+  done
+}
+criu_bits() {
+  install -m 644 "$here/guest-criu.sh" "$ROOT/usr/local/sbin/vm-systemd-criu"
+  c=$(command -v criu || true); [ -n "$c" ] || return 0
+  criu_put "$c"
+  x=/usr/sbin/xtables-legacy-multi
+  if [ -f $x ]; then
+    criu_put $x
+    cp -a /usr/lib/x86_64-linux-gnu/xtables "$ROOT/usr/lib/x86_64-linux-gnu/"
+    for n in iptables iptables-restore ip6tables ip6tables-restore; do ln -sf xtables-legacy-multi "$ROOT/usr/sbin/$n"; done
+  fi
+  abi=$(cat "$W/boot/abi")
+  m=$ROOT/usr/lib/modules/$abi/kernel/drivers/net/tun.ko
+  [ -f "$m" ] && return 0
+  chroot "$ROOT" sh -c "cd /tmp && apt-get -q download linux-image-$abi" >&2 || die "criu: kernel download failed"
+  kx=$W/kx-criu; rm -rf "$kx"; mkdir -p "$kx"
+  dpkg-deb -x "$ROOT"/tmp/linux-image-"$abi"_*.deb "$kx"; rm -f "$ROOT"/tmp/linux-image-*.deb
+  src=$kx/lib/modules/$abi; [ -d "$src" ] || src=$kx/usr/lib/modules/$abi
+  mkdir -p "$(dirname "$m")"; cp "$src/kernel/drivers/net/tun.ko" "$m"; rm -rf "$kx"
+  chroot "$ROOT" depmod -a "$abi" || die "depmod failed"
+}
+# --- end criu3
+
 t=$(now)
 rootfs
 kernel
+criu_bits
 configure
 initrd
 rm -f "$W/image.ext4"

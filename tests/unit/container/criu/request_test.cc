@@ -134,6 +134,34 @@ TEST(CriuRequest, FlagsRefusedWithRuncsTexts) {
   EXPECT_EQ(r->page_server_port, 2701);
 }
 
+// libcriu 3.17 has no empty_ns setter: the container's own network namespace is named
+// external, so CRIU saves none of its contents and restore hands a namespace over.
+TEST(CriuRequest, EmptyNetworkNamespaceIsExternal) {
+  spec::Spec s = config();
+  s.linux->namespaces.push_back({"network", ""});
+  DumpFacts f = v2_facts();
+  f.own_net_inode = 4026532999ull;
+  auto plain = dump_request(CheckpointOptions{}, s, f);
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(plain->externals.empty()) << describe(*plain);
+  CheckpointOptions o;
+  o.empty_ns = {"network"};
+  auto r = dump_request(o, s, f);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->externals, (std::vector<std::string>{"net[4026532999]:extRootNetNS"}));
+  // A namespace joined by path is external already, under its own inode.
+  f.joined_ns_inodes = {{"network", 4026532000ull}};
+  r = dump_request(o, s, f);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->externals, (std::vector<std::string>{"net[4026532000]:extRootNetNS"}));
+  // No namespace of its own (the host's): nothing to leave out.
+  f.joined_ns_inodes.clear();
+  f.own_net_inode = 0;
+  r = dump_request(o, s, f);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->externals.empty());
+}
+
 TEST(CriuRequest, RestoreBindsTheNewContainersSources) {
   RestoreOptions o;
   o.image_path = "/img";
