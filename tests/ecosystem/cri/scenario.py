@@ -283,10 +283,14 @@ def resources(c, k, a):
     oom_killed(c, k, pod)
 
 
-def oom_killed(c, k, pod):
-    """OOM: 16 MiB limit, tail buffers an endless line."""
+def oom_killed(c, k, pod, delay=0):
+    """OOM: 16 MiB limit, tail buffers an endless line. containerd 1.6's shim starts watching
+    memory.events only after StartContainer returned: an OOM kill before that is never
+    reported (reason "Error"). DELAY seconds of sleep first close that window where the
+    shim is slow (the TCG guest)."""
     pb = cri_lib.pb
-    oom = c.run(pod, "oom", ["tail", "/dev/zero"], resources=pb.LinuxContainerResources(
+    cmd = ["sh", "-c", f"sleep {delay}; exec tail /dev/zero"] if delay else ["tail", "/dev/zero"]
+    oom = c.run(pod, "oom", cmd, resources=pb.LinuxContainerResources(
         memory_limit_in_bytes=16 << 20, cpu_shares=2))
     t0 = time.perf_counter()
     st = c.wait_exited(oom, 30)
@@ -331,7 +335,7 @@ def resources_systemd(c, k, pod, cfg, cid, pid, upd):
     s = c.rt.ContainerStats(pb.ContainerStatsRequest(container_id=cid)).stats
     k.check("ContainerStats: memory", s.memory.working_set_bytes.value > 0,
             f"ws {s.memory.working_set_bytes.value}")
-    oom = oom_killed(c, k, pod)
+    oom = oom_killed(c, k, pod, delay=2)
     for x in (cid, oom):
         c.rt.StopContainer(pb.StopContainerRequest(container_id=x, timeout=1))
         c.rt.RemoveContainer(pb.RemoveContainerRequest(container_id=x))
