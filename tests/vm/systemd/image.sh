@@ -153,7 +153,8 @@ engines_image() {
   for c in umoci skopeo protoc grpc_python_plugin busybox; do
     command -v $c >/dev/null || skip "$c not found (apt-get install umoci skopeo protobuf-compiler protobuf-compiler-grpc busybox-static)"
   done
-  if [ ! -f "$E/.engines-done" ]; then
+  # rebuilt when the base rootfs was (its .debootstrap-done is newer)
+  if [ ! "$E/.engines-done" -nt "$ROOT/.debootstrap-done" ]; then
     t=$(now); rm -rf "$E"; cp -a "$ROOT" "$E"
     printf '#!/bin/sh\nexit 101\n' > "$E/usr/sbin/policy-rc.d"; chmod 755 "$E/usr/sbin/policy-rc.d"
     nice chroot "$E" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \

@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --variant) variant=$2; shift 2 ;;
-    *) echo "usage: $0 --runtime berth|runc --berth PATH [--work DIR] [--timeout S]" >&2; exit 2 ;;
+    *) echo "usage: $0 --runtime berth|runc --berth PATH [--work DIR] [--timeout S] [--variant engines]" >&2; exit 2 ;;
   esac
 done
 [ -n "$rt" ] && [ -n "$berth" ] || { echo "run.sh: --runtime and --berth are required" >&2; exit 2; }
