@@ -6,6 +6,7 @@ Needs stubs generated from api.proto (gen-stubs.sh) and Debian's python3-grpcio;
 """
 import json
 import os
+import subprocess
 import sys
 import time
 import uuid
@@ -55,13 +56,20 @@ class Cri:
         self.image, self.image_id = image, st.image.id
         self.pods = {}          # pod id -> PodSandboxConfig
         self.parents = []       # cgroup parents created for our pods (kubelet's job)
+        # containerd's SystemdCgroup = true: kubelet's systemd parents (slices); with
+        # host_network every pod is on the node's network (no CNI needed)
+        self.systemd, self.host_network = False, False
 
     # ---- configs ----
     def pod_config(self, name, host_network=False, pid=None, cgroup_parent=None,
                    sysctls=None, privileged=False, qos="besteffort", annotations=None):
         uid = str(uuid.uuid4())
         pod_name = f"{name}-{uid[:8]}"
-        if cgroup_parent is None:
+        host_network = host_network or self.host_network
+        if cgroup_parent is None and self.systemd:
+            # kubelet's systemd names: '-' nests slices, so the uid's dashes become '_'
+            cgroup_parent = f"kubepods-{qos}-pod{uid.replace('-', '_')}.slice"
+        elif cgroup_parent is None:
             cgroup_parent = f"/kubepods/{qos}/pod{uid}"
         log_dir = os.path.join(self.log_root, f"default_{pod_name}_{uid}")
         os.makedirs(log_dir, exist_ok=True)      # kubelet creates the pod log dir itself
@@ -169,7 +177,10 @@ class Cri:
                 self.pods.pop(pod_id, None)
         # kubelet owns the pod-level cgroups and removes them once the pod is gone
         for parent in self.parents:
-            remove_cgroup_dirs(parent)
+            if parent.endswith(".slice"):
+                stop_unit(parent)
+            else:
+                remove_cgroup_dirs(parent)
         self.parents = []
         return errors
 
@@ -183,6 +194,26 @@ def remove_cgroup_dirs(parent):
             os.rmdir(root + parent)
         except OSError:
             pass
+
+
+def stop_unit(name):
+    """systemctl stop NAME: what kubelet does with a removed pod's slice (systemd driver)."""
+    subprocess.run(["systemctl", "stop", name], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+
+
+def unit_prop(name, prop):
+    """systemctl show -P PROP NAME ('' when systemd does not answer)."""
+    r = subprocess.run(["systemctl", "show", "-P", prop, name], capture_output=True,
+                       text=True, check=False)
+    return r.stdout.strip()
+
+
+def units(*patterns):
+    """Names of the loaded units (any state) matching PATTERNS."""
+    r = subprocess.run(["systemctl", "list-units", "--all", "--plain", "--no-legend", *patterns],
+                       capture_output=True, text=True, check=False)
+    return sorted(l.split()[0] for l in r.stdout.splitlines() if l.strip())
 
 
 def cgroup_of(pid, controller):

@@ -5,7 +5,8 @@
 # and reused; each call then installs the berth binary and the guest suite and remakes the
 # initrd and the ext4 image (a few seconds).
 #
-#   image.sh WORK BERTH        WORK: cache folder; BERTH: the berth binary to install
+#   image.sh WORK BERTH [engines]   WORK: cache folder; BERTH: the berth binary to install;
+#                                   engines: the second variant (engines_image below)
 #
 # Environment: BERTH_VM_MIRROR (default: the mirror the host's apt uses).
 # Host needs (as root): debootstrap e2fsprogs qemu-system-x86 xz-utils; no KVM, no loop
@@ -185,10 +186,49 @@ criu_bits() {
 }
 # --- end criu3
 
+# --- engines variant (vm-systemd-engines.*): docker.io, containerd, podman and the CRI
+# client's python3-grpcio on a copy of the cached rootfs (rootfs-engines, built once per build
+# dir), the busybox images and CRI stubs of tests/ecosystem/cri made here on the host, and
+# engines-suite.sh as the guest suite; image-engines.ext4. The base image is not touched.
+engines_image() {
+  E=$W/rootfs-engines; eco=$here/../../ecosystem/cri
+  for c in umoci skopeo protoc grpc_python_plugin busybox; do
+    command -v $c >/dev/null || skip "$c not found (apt-get install umoci skopeo protobuf-compiler protobuf-compiler-grpc busybox-static)"
+  done
+  # rebuilt when the base rootfs was (its .debootstrap-done is newer)
+  if [ ! "$E/.engines-done" -nt "$ROOT/.debootstrap-done" ]; then
+    t=$(now); rm -rf "$E"; cp -a "$ROOT" "$E"
+    printf '#!/bin/sh\nexit 101\n' > "$E/usr/sbin/policy-rc.d"; chmod 755 "$E/usr/sbin/policy-rc.d"
+    nice chroot "$E" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+      docker.io containerd podman python3-grpcio python3-protobuf > "$W/engines-apt.log" 2>&1 ||
+      { tail -n 20 "$W/engines-apt.log" >&2; die "apt-get install in rootfs-engines failed"; }
+    rm -f "$E/usr/sbin/policy-rc.d"; chroot "$E" apt-get clean
+    touch "$E/.engines-done"; say "rootfs-engines: $(( $(now) - t ))s"
+  fi
+  if [ ! -f "$W/engines-images/busybox.tar" ]; then
+    "$eco/build-images.sh" "$W/engines-images" > "$W/engines-images.log" 2>&1 || die "build-images.sh (log: $W/engines-images.log)"
+  fi
+  ROOT=$E; configure   # the suite and the berth binary, as in the base image
+  mkdir -p "$E/opt/engines"; rm -rf "$E/opt/engines/cri" "$E/opt/engines/images"
+  "$eco/gen-stubs.sh" "$E/opt/engines/cri/gen" > "$W/engines-stubs.log" 2>&1 || die "gen-stubs.sh (log: $W/engines-stubs.log)"
+  cp "$eco/cri_lib.py" "$eco/scenario.py" "$eco/containerd.toml.in" "$E/opt/engines/cri/"
+  cp -r "$W/engines-images" "$E/opt/engines/images"
+  install -m 755 "$here/engines-suite.sh" "$E/usr/local/sbin/vm-systemd-suite"
+  # dockerd with its default (systemd) driver made explicit, berth a runtime beside runc; no
+  # bridge network (the guest kernel has no veth, and docker0's iptables rules cost ~6 s of boot)
+  mkdir -p "$E/etc/docker"
+  printf '{"exec-opts": ["native.cgroupdriver=systemd"], "bridge": "none", "iptables": false,\n "runtimes": {"berth": {"path": "/usr/local/bin/berth"}}}\n' \
+    > "$E/etc/docker/daemon.json"
+  initrd
+  rm -f "$W/image-engines.ext4"
+  mkfs.ext4 -q -F -L sysvm -d "$E" "$W/image-engines.ext4" 3G || die "mkfs.ext4 -d failed"
+}
+
 t=$(now)
 rootfs
 kernel
 criu_bits
+if [ "${3:-}" = engines ]; then engines_image; say "engines image ready: $(( $(now) - t ))s"; exit 0; fi
 configure
 initrd
 rm -f "$W/image.ext4"

@@ -3,40 +3,50 @@
 # rootfs and kernel are cached in WORK), boot it under qemu TCG with the runtime named on the
 # kernel command line, print the guest's lines and exit with its verdict.
 #
-#   run.sh --runtime berth|runc --berth PATH [--work DIR] [--timeout S]
+#   run.sh --runtime berth|runc --berth PATH [--work DIR] [--timeout S] [--variant engines]
+#
+# --variant engines: the second image (image.sh's engines variant: docker, containerd, podman,
+# the CRI client) and its suite, engines-suite.sh; booted with apparmor=0 (the image has no
+# apparmor_parser, without which dockerd refuses every container) and 2 GiB.
 #
 # Exit: 0 pass, 1 fail, 77 skipped (reason printed: not root, no qemu/debootstrap, no
 # mirror), 124 timeout, 125 no result from the guest.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-rt=; berth=; work=; timeout_s=900
+rt=; berth=; work=; timeout_s=900; variant=
 while [ $# -gt 0 ]; do
   case $1 in
     --runtime) rt=$2; shift 2 ;;
     --berth) berth=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
-    *) echo "usage: $0 --runtime berth|runc --berth PATH [--work DIR] [--timeout S]" >&2; exit 2 ;;
+    --variant) variant=$2; shift 2 ;;
+    *) echo "usage: $0 --runtime berth|runc --berth PATH [--work DIR] [--timeout S] [--variant engines]" >&2; exit 2 ;;
   esac
 done
 [ -n "$rt" ] && [ -n "$berth" ] || { echo "run.sh: --runtime and --berth are required" >&2; exit 2; }
 [ -n "$work" ] || work=$(cd "$(dirname "$berth")" && pwd)/vm-systemd
 mkdir -p "$work"
-log=$work/console.$rt.log
+log=$work/console.$rt.log; image=$work/image.ext4; mem=1536; extra=
+case $variant in
+  '') ;;
+  engines) log=$work/console-engines.$rt.log; image=$work/image-engines.ext4; mem=2048; extra=apparmor=0 ;;
+  *) echo "run.sh: --variant engines (or none)" >&2; exit 2 ;;
+esac
 
 # One image per build dir; the two runtimes' runs may start together.
 rc=0
-flock "$work/.lock" "$here/image.sh" "$work" "$berth" || rc=$?
+flock "$work/.lock" "$here/image.sh" "$work" "$berth" $variant || rc=$?
 [ $rc = 0 ] || exit $rc
 
 : > "$log"
 t=$(date +%s)
 # no_timer_check: on a loaded host the TCG guest's timer can miss the kernel's IO-APIC check,
 # which then panics ("IO-APIC + timer doesn't work"); seen here at load 12.
-nice qemu-system-x86_64 -nodefaults -no-user-config -accel tcg -m 1536 -smp 2 -display none -no-reboot \
+nice qemu-system-x86_64 -nodefaults -no-user-config -accel tcg -m $mem -smp 2 -display none -no-reboot \
   -serial "file:$log" -kernel "$work/boot/vmlinux" -initrd "$work/boot/initrd.gz" \
-  -append "console=ttyS0 root=/dev/vda rw panic=-1 quiet no_timer_check systemd.unified_cgroup_hierarchy=1 vmsd.runtime=$rt" \
-  -drive "file=$work/image.ext4,format=raw,if=virtio,cache=unsafe" -snapshot </dev/null &
+  -append "console=ttyS0 root=/dev/vda rw panic=-1 quiet no_timer_check systemd.unified_cgroup_hierarchy=1 vmsd.runtime=$rt $extra" \
+  -drive "file=$image,format=raw,if=virtio,cache=unsafe" -snapshot </dev/null &
 qpid=$!
 trap 'kill $qpid 2>/dev/null; exit 130' INT TERM
 result_at=

@@ -1,0 +1,199 @@
+#!/bin/sh
+# vm-systemd engines suite: run by vm-test.service in the engines variant of the systemd guest
+# (image.sh WORK BERTH engines) once the boot is done, for the runtime named on the kernel
+# command line (vmsd.runtime=berth|runc). The engines with their systemd defaults drive the
+# runtime, each started once:
+#   1. dockerd (native.cgroupdriver=systemd; berth registered in daemon.json "runtimes"):
+#      run, exec, limits and device rules in the unit and its cgroup, update, stop, rm, a
+#      failed create;
+#   2. containerd's runc v2 shim through ctr with the shim's SystemdCgroup option
+#      (--runc-systemd-cgroup) and BinaryName (--runc-binary);
+#   3. podman --cgroup-manager systemd --runtime PATH;
+#   4. containerd's CRI plugin with SystemdCgroup = true: tests/ecosystem/cri's scenario.py
+#      with --systemd (kubelet's kubepods-<qos>-pod<uid>.slice parents; host network, as the
+#      guest has no CNI plugins): the container's scope in the pod slice, an update, OOM,
+#      stop/remove and a small churn with a census of what stays;
+# and at the end no scope of any engine is left. Lines start with "VMTEST:"; the last one is
+# "VMTEST: RESULT: PASS|FAIL"; the exit status is the number of failures.
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
+rt=$(sed -n 's/.*vmsd\.runtime=\([a-z]*\).*/\1/p' /proc/cmdline)
+case $rt in
+  berth) RT=/usr/local/bin/berth ;;
+  runc) RT=/usr/sbin/runc ;;
+  *) echo "VMTEST: RESULT: FAIL (no vmsd.runtime= on the kernel command line)"; exit 1 ;;
+esac
+fails=0
+up() { cut -d' ' -f1 /proc/uptime; }
+say() { echo "VMTEST: $*"; }
+show() { sed 's/^/VMTEST:     /'; }
+pass() { say "PASS $*"; }
+fail() { say "FAIL $*"; fails=$((fails + 1)); }
+expect() { # WHAT WANT GOT
+  if [ "$2" = "$3" ]; then pass "$1: $3"; else fail "$1: want '$2', got '$(printf '%s' "$3" | tr '\n' ' ')'"; fi
+}
+since() { awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }'; }
+prop() { systemctl show -P "$2" "$1" 2>&1; }
+loaded() { systemctl list-units --all --plain --no-legend "$1" 2>/dev/null | wc -l; }
+cgof() { sed -n 's/^0:://p' "/proc/$1/cgroup" 2>/dev/null; }
+short() { printf '%s' "$1" | sed 's/\([0-9a-f]\{12\}\)[0-9a-f]\{52\}/\1../'; }  # a unit name in a label
+# limits WHO UNIT SLICE: the unit of a container run with 64 MiB and 32 pids, in SLICE
+limits() {
+  n=$(short "$2")
+  expect "$1: $n Slice" "$3" "$(prop "$2" Slice)"
+  expect "$1: $n Delegate" yes "$(prop "$2" Delegate)"
+  expect "$1: $n MemoryMax" 67108864 "$(prop "$2" MemoryMax)"
+  expect "$1: memory.max" 67108864 "$(cat "/sys/fs/cgroup/$3/$2/memory.max" 2>&1)"
+}
+IMG=localhost/busybox:offline
+IMGS=/opt/engines/images
+T0=$(up)
+
+say "begin: engines with $rt ($($RT --version | head -n 1)), uptime $(up)s, kernel $(uname -r)"
+expect "systemctl is-system-running" running "$(systemctl is-system-running --wait 2>&1)"
+systemctl --failed --plain --no-legend 2>&1 | show
+
+# ---- 1. dockerd, systemd cgroup driver ------------------------------------------------
+t=$(up)
+expect "docker.service" active "$(systemctl is-active docker.service 2>&1)"
+expect "docker info: cgroup driver, version" "systemd 2" "$(docker info -f '{{.CgroupDriver}} {{.CgroupVersion}}' 2>&1)"
+docker load -q -i $IMGS/busybox.tar 2>&1 | show
+out=$(docker run --rm --runtime "$rt" $IMG sh -c 'echo to-stdout; echo to-stderr >&2; exit 3' 2>/tmp/err)
+expect "docker run --rm: exit code" 3 $?
+expect "docker run --rm: stdout" to-stdout "$out"
+expect "docker run --rm: stderr" to-stderr "$(cat /tmp/err)"
+docker run -d --runtime "$rt" --name d1 --memory 64m --pids-limit 32 --cpus 0.5 --cpuset-cpus 0 $IMG sleep 600 >/tmp/out 2>&1
+expect "docker run -d --runtime $rt d1" 0 $?
+show < /tmp/out
+read -r id pid hrt <<EOF
+$(docker inspect -f '{{.Id}} {{.State.Pid}} {{.HostConfig.Runtime}}' d1 2>/dev/null)
+EOF
+u=docker-$id.scope; n=$(short "$u")
+expect "docker: HostConfig.Runtime" "$rt" "$hrt"
+expect "docker: $rt's state of the container" running \
+  "$($RT --root /run/docker/runtime-runc/moby state "$id" 2>&1 | sed -n 's/^ *"status": "\([a-z]*\)",/\1/p')"
+expect "docker: the init's cgroup" "/system.slice/$u" "$(cgof "$pid")"
+limits docker "$u" system.slice
+expect "docker: $n TasksMax" 32 "$(prop "$u" TasksMax)"
+expect "docker: $n CPUQuotaPerSecUSec" 500ms "$(prop "$u" CPUQuotaPerSecUSec)"
+expect "docker: pids.max" 32 "$(cat /sys/fs/cgroup/system.slice/$u/pids.max 2>&1)"
+expect "docker: $n AllowedCPUs" 0 "$(prop "$u" AllowedCPUs)"
+expect "docker: cpuset.cpus" 0 "$(cat /sys/fs/cgroup/system.slice/$u/cpuset.cpus 2>&1)"
+# Docker's device rules (deny all, then its default list) as DevicePolicy=strict + DeviceAllow:
+# a node outside the list (1:1, /dev/mem) cannot be opened even though mknod works
+expect "docker: $n DevicePolicy" strict "$(prop "$u" DevicePolicy)"
+out=$(docker exec d1 sh -c 'echo $(cat /proc/self/cgroup) $(cat /sys/fs/cgroup/memory.max)
+  head -c 1 /dev/zero >/dev/null && echo zero-ok; mknod /tmp/m c 1 1 && head -c 1 /tmp/m; exit 5' 2>&1)
+expect "docker exec: exit code" 5 $?
+expect "docker exec: its cgroup (namespaced), memory.max inside, /dev/zero allowed, 1:1 denied" \
+  "0::/ 67108864 zero-ok head: /tmp/m: Operation not permitted" "$(echo $out)"
+docker exec -d d1 sleep 301 2>&1 | show
+sleep 1
+epid=$(pgrep -f '^sleep 301$' | head -n 1)
+expect "docker exec joins the unit's cgroup" "/system.slice/$u" "$(cgof "${epid:-0}")"
+docker update --memory 128m --memory-swap 256m --pids-limit 50 d1 2>&1 | show
+expect "docker update: $n MemoryMax" 134217728 "$(prop "$u" MemoryMax)"
+expect "docker update: memory.max" 134217728 "$(cat /sys/fs/cgroup/system.slice/$u/memory.max 2>&1)"
+expect "docker update: $n TasksMax" 50 "$(prop "$u" TasksMax)"
+expect "docker update: pids.max" 50 "$(cat /sys/fs/cgroup/system.slice/$u/pids.max 2>&1)"
+docker stop -t 1 d1 >/dev/null 2>&1
+expect "docker stop: status, exit code" "exited 137" "$(docker inspect -f '{{.State.Status}} {{.State.ExitCode}}' d1 2>&1)"
+expect "docker stop: $n not loaded" 0 "$(loaded "$u")"
+docker rm d1 2>&1 | show
+expect "docker rm: $rt state" absent "$([ -e /run/docker/runtime-runc/moby/$id ] && echo present || echo absent)"
+expect "docker rm: cgroup gone" no "$([ -d /sys/fs/cgroup/system.slice/$u ] && echo yes || echo no)"
+docker run --rm --runtime "$rt" $IMG /nonexistent >/tmp/out 2>&1
+expect "docker run of a missing command: exit code" 127 $?
+show < /tmp/out
+expect "docker: no container left" "" "$(docker ps -aq 2>&1)"
+say "TIME docker: $(since "$t")s"
+
+# ---- 2. containerd's runc v2 shim (ctr): SystemdCgroup and BinaryName -------------------
+t=$(up)
+C="ctr -n vmsd"
+$C images import $IMGS/busybox.tar >/dev/null 2>/tmp/out || show < /tmp/out
+$C run -d --runtime io.containerd.runc.v2 --runc-binary "$RT" --runc-systemd-cgroup \
+  --cgroup system.slice:ctr:c1 --memory-limit 67108864 $IMG c1 sleep 600 >/tmp/out 2>&1
+expect "ctr run -d --runc-binary $RT --runc-systemd-cgroup" 0 $?
+show < /tmp/out
+pid=$($C task ls 2>/dev/null | awk '$1 == "c1" { print $2 }')
+u=ctr-c1.scope
+expect "ctr: the init's cgroup" "/system.slice/$u" "$(cgof "${pid:-0}")"
+limits ctr "$u" system.slice
+expect "ctr: $rt's state of the container (BinaryName)" running \
+  "$($RT --root /run/containerd/runc/vmsd state c1 2>&1 | sed -n 's/^ *"status": "\([a-z]*\)",/\1/p')"
+$C task exec --exec-id e1 c1 sh -c 'exit 4' >/dev/null 2>&1
+expect "ctr task exec: exit code" 4 $?
+$C task kill -s KILL c1 2>&1 | show
+i=0; while [ "$($C task ls 2>/dev/null | awk '$1 == "c1" { print $3 }')" = RUNNING ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+$C task rm c1 2>&1 | show
+$C container rm c1 2>&1 | show
+expect "ctr: $u not loaded" 0 "$(loaded "$u")"
+expect "ctr: cgroup gone" no "$([ -d /sys/fs/cgroup/system.slice/$u ] && echo yes || echo no)"
+say "TIME ctr: $(since "$t")s"
+
+# ---- 3. podman, systemd cgroup manager ----------------------------------------------------
+t=$(up)
+P="podman --cgroup-manager systemd --runtime $RT"
+$P load -q -i $IMGS/busybox.tar >/dev/null 2>/tmp/out || show < /tmp/out
+$P run -d --network none --name p1 --memory 64m --pids-limit 32 $IMG sleep 600 >/tmp/out 2>&1
+expect "podman run -d p1" 0 $?
+show < /tmp/out
+read -r id pid <<EOF
+$($P inspect -f '{{.Id}} {{.State.Pid}}' p1 2>/dev/null)
+EOF
+u=libpod-$id.scope; n=$(short "$u")
+expect "podman: conmon runs $RT" 1 "$(pgrep -f "conmon .*-r $RT " | wc -l)"
+expect "podman: the init's cgroup" "/machine.slice/$u" "$(cgof "${pid:-0}")"
+limits podman "$u" machine.slice
+expect "podman: $n TasksMax" 32 "$(prop "$u" TasksMax)"
+out=$($P exec p1 sh -c 'cat /sys/fs/cgroup/pids.max; exit 5' 2>&1)
+expect "podman exec: exit code" 5 $?
+expect "podman exec: pids.max inside" 32 "$out"
+$P stop -t 1 p1 >/dev/null 2>&1
+expect "podman stop: status" exited "$($P inspect -f '{{.State.Status}}' p1 2>&1)"
+$P rm p1 >/dev/null 2>&1
+expect "podman rm: $n not loaded" 0 "$(loaded "$u")"
+expect "podman rm: no container left" "" "$($P ps -aq 2>&1)"
+say "TIME podman: $(since "$t")s"
+
+# ---- 4. containerd's CRI plugin with SystemdCgroup = true ----------------------------------
+# A second containerd (the one of tests/ecosystem/cri, its config with SystemdCgroup = true),
+# in a unit of its own as a node's would be.
+t=$(up)
+W=/var/lib/berth-cri
+mkdir -p $W/cni/net.d $W/pod-logs
+sed -e "s|@WORK@|$W|g" -e "s|@RESTRICT_OOM@|false|" -e "s|@RUNC@|/usr/sbin/runc|" \
+    -e "s|@BERTH@|/usr/local/bin/berth|" -e "s|@CNI_BIN@|/usr/lib/cni|" \
+    -e 's/SystemdCgroup = false/SystemdCgroup = true/' /opt/engines/cri/containerd.toml.in > $W/containerd.toml
+expect "CRI config: SystemdCgroup = true for both handlers" 2 "$(grep -c "^ *SystemdCgroup = true" $W/containerd.toml)"
+systemd-run -q --unit=cri-containerd -p Delegate=yes -p KillMode=process containerd --config $W/containerd.toml
+i=0; while ! ctr -a $W/containerd.sock version >/dev/null 2>&1 && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
+for i in pause busybox; do
+  ctr -a $W/containerd.sock -n k8s.io images import $IMGS/$i.tar >/dev/null 2>/tmp/out || show < /tmp/out
+done
+PYTHONPATH=/opt/engines/cri /usr/bin/python3 -u /opt/engines/cri/scenario.py --socket $W/containerd.sock \
+  --stubs /opt/engines/cri/gen --handler "$rt" --log-root $W/pod-logs --work $W \
+  --runtime-root "$W/$rt-root" --systemd --host-network --only resources,churn --churn 1 > /tmp/cri.out 2>&1
+code=$?
+show < /tmp/cri.out
+expect "CRI scenario (resources, churn) with SystemdCgroup" 0 $code
+# containerd's errors, and the shim's "failed to remove runc container ... exit status 255"
+# after a shim disconnects: containerd 1.6's cleanup race, seen with runc as well
+journalctl -q -o cat -u cri-containerd --no-pager 2>&1 | grep -E 'level=error|failed to remove' |
+  grep -v 'failed to load cni during init' | tail -n 8 | cut -c 1-400 | show
+[ $code = 0 ] || journalctl -q -o cat -u cri-containerd --no-pager 2>&1 | grep -E 'TaskOOM|TaskExit' |
+  tail -n 8 | cut -c 1-300 | show
+systemctl stop cri-containerd 2>&1 | show
+say "TIME cri: $(since "$t")s"
+
+# ---- nothing left ----------------------------------------------------------------------------
+left=$(systemctl list-units --all --plain --no-legend '*.scope' '*.slice' 2>/dev/null |
+       awk '$1 ~ /^(docker-|libpod|ctr-|cri-containerd-|kubepods-.*pod)/ { print $1 }')
+expect "no scope or pod slice of an engine left" "" "$left"
+expect "no $rt state left (docker, ctr, CRI)" "" \
+  "$(ls /run/docker/runtime-runc/moby /run/containerd/runc/vmsd $W/$rt-root/k8s.io 2>/dev/null | grep -v -e '^/' -e '^$' -e '^\.')"
+say "TIME engines: $(since "$T0")s"
+
+say "end: uptime $(up)s"
+if [ $fails = 0 ]; then say "RESULT: PASS"; else say "RESULT: FAIL ($fails failed)"; fi
+exit $fails
