@@ -28,6 +28,7 @@
 #include "linux/proc.h"
 #include "linux/rootfs/idmap.h"
 #include "linux/rootless.h"
+#include "linux/sys.h"
 #include "linux/userns.h"
 #include "seccomp/seccomp.h"
 #include "util/fds.h"
@@ -86,7 +87,7 @@ struct Creation {
 // one is reaped, so either pid number may already belong to another process.
 void kill_init(Creation& c) {
   if (c.init_pidfd && c.init_pid != c.init.pid()) {
-    if (::syscall(SYS_pidfd_send_signal, c.init_pidfd.get(), SIGKILL, nullptr, 0) == 0) {
+    if (linux::real_sys().pidfd_kill(c.init_pidfd.get())) {
       // Not our child, so no waitpid: the pidfd turns readable once it has exited, and
       // then it has left its cgroups.
       pollfd p{c.init_pidfd.get(), POLLIN, 0};

@@ -31,8 +31,9 @@
 #include "container/status.h"
 #include "linux/console.h"
 #include "linux/paths.h"
-#include "linux/process_attrs.h"
 #include "linux/proc.h"
+#include "linux/process_attrs.h"
+#include "linux/sys.h"
 #include "util/fds.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -210,10 +211,11 @@ Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& c
   // Inherited by the tenant and its child: non-dumpable from the first instruction of the
   // process in the container's pid namespace, where its /proc entry is visible
   // (CVE-2019-5736).
-  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  linux::Sys& sys = linux::real_sys();
+  BERTH_TRY(sys.prctl(PR_SET_DUMPABLE, 0).context("make the runtime non-dumpable"));
   // The tenant exits once it forked the process: the orphan is reparented to us, so that
   // we reap it and its pid stays ours to signal until then.
-  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) return Error::sys(errno, "become a child subreaper");
+  BERTH_TRY(sys.prctl(PR_SET_CHILD_SUBREAPER, 1).context("become a child subreaper"));
   BERTH_ASSIGN(auto socks, container::process::sync_pair());
   bool in_cgroup = false;
   int cgroup_fd = cg ? cg->v2_dir_fd() : -1;
