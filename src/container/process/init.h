@@ -4,12 +4,7 @@
 #pragma once
 
 #include "container/process/init_config.h"
-#include "container/process/sync.h"
 #include "linux/sys.h"
-
-namespace berth::linux::rootfs {
-class Applier;
-}
 
 namespace berth::container::process {
 
@@ -24,18 +19,5 @@ int init_main(InitConfig& cfg);
 // attributes (the payload follows: payload.h).
 Status init_stage_one(linux::Sys& sys, InitConfig& cfg);
 Status init_stage_two(linux::Sys& sys, InitConfig& cfg);
-
-// Steps an exec tenant (tenant.cc) shares with the init.
-//
-// Empty signal mask, default dispositions: the payload inherits both across execve.
-void reset_signals();
-// The next message must be `type` (a kError becomes the error).
-Status wait_for(int sock, Msg type);
-// process.rlimits, oomScoreAdj, the session keyring, scheduler, ioPriority,
-// linux.personality and linux.memoryPolicy, applied to the calling process.
-Status apply_process_attributes(linux::Sys& sys, const InitConfig& cfg);
-// A pty from the devpts behind <root_fd>/dev/ptmx, made the controlling terminal and stdio,
-// its master sent to the parent (kConsole). fs: bind it on /dev/console too (the init).
-Status open_console(linux::Sys& sys, InitConfig& cfg, int root_fd, linux::rootfs::Applier* fs);
 
 }  // namespace berth::container::process

@@ -25,10 +25,8 @@
 #include <algorithm>
 
 #include "berth/state.h"
-#include "container/hooks.h"
-#include "container/process/init.h"
+#include "container/process/steps.h"
 #include "container/process/sync.h"
-#include "container/record.h"
 #include "linux/lookpath.h"
 #include "linux/users.h"
 #include "util/env.h"
@@ -264,7 +262,7 @@ int finish_init(linux::Sys& sys, InitConfig& cfg, const Exec& ex, char* const* a
     s.pid = ::getpid();
     s.status = "created";
     // Without `env`: the process's final env, HOME included (runc's init environment).
-    auto hooks = run_hooks("startContainer", cfg.start_container_hooks, oci_state_json(s, false), "", &ex.env);
+    auto hooks = cfg.run_hooks("startContainer", cfg.start_container_hooks, s, &ex.env);
     if (!hooks) return die(hooks.error().message());
   }
   st = exec_payload(sys, cfg, ex.path, argv, envp, -1);

@@ -14,9 +14,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "container/process/init.h"
 #include "container/process/payload.h"
 #include "container/process/spawn.h"
+#include "container/process/steps.h"
 #include "container/process/sync.h"
 #include "linux/namespaces.h"
 #include "linux/process_attrs.h"
