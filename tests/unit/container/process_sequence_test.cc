@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
-#include <map>
 
 #include "linux/namespaces.h"
 #include "unit/container/process_fixture.h"
@@ -17,9 +16,8 @@ namespace {
 
 // The payload of an exec tenant for each identity (the sync socket is fd 100: it stays
 // open, close-on-exec, until execve).
-const std::map<std::string, std::string>& tenant_payloads() {
-  static const std::map<std::string, std::string> golden = {
-      {"root_defaults", R"(chdir("/work")
+const char* const kTenantPayloads[][2] = {
+    {"root_defaults", R"(chdir("/work")
 prctl(PR_SET_KEEPCAPS, 1)
 drop_bounding_caps(keep 0x20000420)
 set_groups([])
@@ -34,7 +32,7 @@ close_range(3, 99)
 close_range(101, ~0)
 execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/root"])
 )"},
-      {"user_nnp_seccomp_groups", R"(chdir("/work")
+    {"user_nnp_seccomp_groups", R"(chdir("/work")
 prctl(PR_SET_KEEPCAPS, 1)
 drop_bounding_caps(keep 0x20000420)
 set_groups([10, 29])
@@ -51,8 +49,8 @@ close_range(3, 99)
 close_range(101, ~0)
 execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/home/u"])
 )"},
-      // Without noNewPrivileges the filter is loaded while CAP_SYS_ADMIN is still held.
-      {"user_seccomp_without_nnp", R"(chdir("/work")
+    // Without noNewPrivileges the filter is loaded while CAP_SYS_ADMIN is still held.
+    {"user_seccomp_without_nnp", R"(chdir("/work")
 load_seccomp(0 insns, default SCMP_ACT_ERRNO)
 prctl(PR_SET_KEEPCAPS, 1)
 drop_bounding_caps(keep 0x20000420)
@@ -68,9 +66,9 @@ close_range(3, 99)
 close_range(101, ~0)
 execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/home/u"])
 )"},
-      // A user namespace whose maps' writer could not map groups: setgroups is denied
-      // (EPERM) and, with no additionalGids, that is no error.
-      {"rootless_no_caps", R"(chdir("/work")
+    // A user namespace whose maps' writer could not map groups: setgroups is denied
+    // (EPERM) and, with no additionalGids, that is no error.
+    {"rootless_no_caps", R"(chdir("/work")
 set_groups([]) = -EPERM
 setresgid(0)
 setresuid(0)
@@ -81,8 +79,12 @@ close_range(3, 99)
 close_range(101, ~0)
 execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/root"])
 )"},
-  };
-  return golden;
+};
+
+std::string tenant_payload(const std::string& identity) {
+  for (const auto& [name, log] : kTenantPayloads)
+    if (identity == name) return log;
+  return "(no golden log)";
 }
 
 // Index of the first log line starting with `prefix` (-1: none).
@@ -124,7 +126,7 @@ TEST_P(PayloadOrder, TenantDropsPrivilegesInOrderAndExecsLast) {
   InitConfig cfg = payload_config(id, ch.child(), true);
   if (!id.caps) sys.fail("set_groups", 1, EPERM);
   EXPECT_EQ(run_payload(sys, cfg), 0) << ch.error();
-  EXPECT_EQ(changes(sys), tenant_payloads().at(id.name));
+  EXPECT_EQ(changes(sys), tenant_payload(id.name));
   expect_privilege_order(sys, id);
   EXPECT_TRUE(ch.sent().empty());  // a tenant's parent hears the socket close at execve
 }
