@@ -22,10 +22,6 @@
 #include "linux/caps.h"
 #include "util/unique_fd.h"
 
-namespace berth::seccomp {
-struct Program;
-}
-
 namespace berth::linux {
 
 class Sys {
@@ -92,8 +88,10 @@ class Sys {
   virtual Status drop_bounding_caps(uint64_t keep) = 0;
   virtual Status capset(const CapSets& caps) = 0;
   virtual Status set_ambient_caps(uint64_t ambient) = 0;
-  // seccomp(SECCOMP_SET_MODE_FILTER): the notify listener, if the profile asks for one.
-  virtual Result<UniqueFd> load_seccomp(const seccomp::Program& program, const spec::Seccomp& profile) = 0;
+  // seccomp(SECCOMP_SET_MODE_FILTER) of a classic BPF program (its sock_filter array as
+  // bytes) with SECCOMP_FILTER_FLAG_* flags: the notify listener when NEW_LISTENER is set.
+  // The flags come from linux.seccomp (seccomp::filter_flags).
+  virtual Result<UniqueFd> seccomp_set_filter(std::string_view program, unsigned flags) = 0;
   // Process attributes (linux/process_attrs.h, linux/rlimits.h): each one step.
   virtual Status set_rlimits(const std::vector<spec::Rlimit>& rlimits) = 0;
   virtual Status set_oom_score_adj(int64_t value) = 0;

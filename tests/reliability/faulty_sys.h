@@ -191,9 +191,9 @@ class FaultySys : public linux::Sys {
     if (int e = call("set_ambient_caps", EPERM)) return Error::sys(e, "raise ambient capabilities");
     return real().set_ambient_caps(ambient);
   }
-  Result<UniqueFd> load_seccomp(const seccomp::Program& program, const spec::Seccomp& profile) override {
-    if (int e = call("load_seccomp", EACCES)) return Error::sys(e, "seccomp");
-    return real().load_seccomp(program, profile);
+  Result<UniqueFd> seccomp_set_filter(std::string_view program, unsigned flags) override {
+    if (int e = call("seccomp_set_filter", EACCES)) return Error::sys(e, "seccomp");
+    return real().seccomp_set_filter(program, flags);
   }
   Status set_rlimits(const std::vector<spec::Rlimit>& rlimits) override {
     if (int e = call("set_rlimits", EPERM)) return Error::sys(e, "setrlimit");

@@ -101,7 +101,8 @@ Status switch_user(linux::Sys& sys, InitConfig& cfg) {
 // Loads the filter; a notify listener goes to the parent, which hands it to
 // linux.seccomp.listenerPath and answers. Syscalls from here on pass the filter.
 Status load_seccomp(linux::Sys& sys, InitConfig& cfg) {
-  BERTH_ASSIGN(UniqueFd listener, sys.load_seccomp(cfg.seccomp_program, *cfg.seccomp));
+  BERTH_ASSIGN(unsigned flags, seccomp::filter_flags(*cfg.seccomp));
+  BERTH_ASSIGN(UniqueFd listener, sys.seccomp_set_filter(cfg.seccomp_program.bytes(), flags));
   if (!listener) return ok();
   BERTH_TRY(send(cfg.sync_fd, Msg::kSeccompFd, 0, "", listener.get()));
   listener.reset();

@@ -87,7 +87,7 @@ class RecordingSys : public linux::Sys {
   Status drop_bounding_caps(uint64_t keep) override;
   Status capset(const linux::CapSets& caps) override;
   Status set_ambient_caps(uint64_t ambient) override;
-  Result<UniqueFd> load_seccomp(const seccomp::Program& program, const spec::Seccomp& profile) override;
+  Result<UniqueFd> seccomp_set_filter(std::string_view program, unsigned flags) override;
   Status set_rlimits(const std::vector<spec::Rlimit>& rlimits) override;
   Status set_oom_score_adj(int64_t value) override;
   Status join_session_keyring(const std::string& container_id) override;

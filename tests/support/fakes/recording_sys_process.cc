@@ -1,11 +1,12 @@
 // RecordingSys, the process engine's calls (see recording_sys.h): identity, prctl,
 // capabilities, seccomp, process attributes, the end of a payload. None changes the model;
 // each is one log line. execve "succeeds" by returning ok: the caller would be replaced.
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 
 #include <cstdio>
 
-#include "seccomp/seccomp.h"
 #include "support/fakes/recording_sys.h"
 #include "util/strings.h"
 
@@ -70,11 +71,11 @@ Status RecordingSys::set_ambient_caps(uint64_t ambient) {
   return finish("set_ambient_caps(" + hex(ambient) + ")", err);
 }
 
-Result<UniqueFd> RecordingSys::load_seccomp(const seccomp::Program& program, const spec::Seccomp& profile) {
-  int err = begin("load_seccomp");
-  std::string line = "load_seccomp(" + std::to_string(program.insns.size()) + " insns, default " +
-                     profile.default_action + ")";
-  if (!err && !seccomp::uses_notify(profile)) {
+Result<UniqueFd> RecordingSys::seccomp_set_filter(std::string_view program, unsigned flags) {
+  int err = begin("seccomp_set_filter");
+  std::string line = "seccomp_set_filter(" + std::to_string(program.size() / sizeof(sock_filter)) + " insns, " +
+                     hex(flags) + ")";
+  if (!err && !(flags & SECCOMP_FILTER_FLAG_NEW_LISTENER)) {
     log_.push_back(line);
     return UniqueFd();
   }

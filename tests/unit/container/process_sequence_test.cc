@@ -43,7 +43,7 @@ capset(effective 0x20000420, permitted 0x20000420, inheritable 0)
 set_ambient_caps(0x400)
 prctl(PR_SET_NO_NEW_PRIVS, 1)
 umask(022) = 022
-load_seccomp(0 insns, default SCMP_ACT_ERRNO)
+seccomp_set_filter(0 insns, 0)
 prctl(PR_SET_PDEATHSIG, 0)
 close_range(3, 99)
 close_range(101, ~0)
@@ -51,7 +51,7 @@ execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/home/
 )"},
     // Without noNewPrivileges the filter is loaded while CAP_SYS_ADMIN is still held.
     {"user_seccomp_without_nnp", R"(chdir("/work")
-load_seccomp(0 insns, default SCMP_ACT_ERRNO)
+seccomp_set_filter(0 insns, 0)
 prctl(PR_SET_KEEPCAPS, 1)
 drop_bounding_caps(keep 0x20000420)
 set_groups([])
@@ -100,7 +100,7 @@ void expect_privilege_order(const test::RecordingSys& sys, const Identity& id) {
   std::vector<std::string> chain = {"set_groups(", "setresgid(", "setresuid("};
   if (id.caps) chain.push_back("capset(");
   if (id.no_new_privileges) chain.push_back("prctl(PR_SET_NO_NEW_PRIVS");
-  if (id.seccomp && id.no_new_privileges) chain.push_back("load_seccomp(");
+  if (id.seccomp && id.no_new_privileges) chain.push_back("seccomp_set_filter(");
   chain.push_back("close_range(");
   chain.push_back("execve(");
   for (size_t i = 1; i < chain.size(); ++i) {
@@ -108,7 +108,7 @@ void expect_privilege_order(const test::RecordingSys& sys, const Identity& id) {
     EXPECT_LT(at(sys, chain[i - 1]), at(sys, chain[i])) << chain[i - 1] << " before " << chain[i];
   }
   if (id.seccomp && !id.no_new_privileges) {
-    EXPECT_LT(at(sys, "load_seccomp("), at(sys, "prctl(PR_SET_KEEPCAPS, 1)"));
+    EXPECT_LT(at(sys, "seccomp_set_filter("), at(sys, "prctl(PR_SET_KEEPCAPS, 1)"));
   }
   if (id.caps) {
     EXPECT_LT(at(sys, "drop_bounding_caps("), at(sys, "set_groups("));
