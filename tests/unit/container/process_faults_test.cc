@@ -50,7 +50,7 @@ Outcome capturing_stderr(const std::function<Outcome()>& body) {
 
 Outcome tenant_payload(test::RecordingSys& sys, const Identity& id) {
   add_user_files(sys);
-  sys.add_dir("/work");
+  sys.add_dir("/srv/app");
   Channel ch;
   InitConfig cfg = payload_config(id, ch.child(), true);
   int rc = run_payload(sys, cfg);
@@ -59,7 +59,7 @@ Outcome tenant_payload(test::RecordingSys& sys, const Identity& id) {
 
 Outcome init_payload(test::RecordingSys& sys, const Identity& id) {
   add_user_files(sys);
-  sys.add_dir("/work");
+  sys.add_dir("/srv/app");
   Channel ch;
   int fifo[2];
   if (::pipe2(fifo, O_CLOEXEC) < 0 || ::write(fifo[1], "0", 1) != 1) return {false, "pipe"};

@@ -111,7 +111,7 @@ inline InitConfig payload_config(const Identity& id, int sync_fd, bool tenant) {
   cfg.exec_tenant = tenant;
   cfg.process.args = {"/bin/sh", "-c", "true"};
   cfg.process.env = {"PATH=/usr/bin:/bin"};
-  cfg.process.cwd = "/work";
+  cfg.process.cwd = "/srv/app";
   cfg.process.user.uid = id.uid;
   cfg.process.user.gid = id.gid;
   cfg.process.user.additional_gids = id.additional_gids;

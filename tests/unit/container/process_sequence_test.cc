@@ -17,7 +17,7 @@ namespace {
 // The payload of an exec tenant for each identity (the sync socket is fd 100: it stays
 // open, close-on-exec, until execve).
 const char* const kTenantPayloads[][2] = {
-    {"root_defaults", R"(chdir("/work")
+    {"root_defaults", R"(chdir("/srv/app")
 prctl(PR_SET_KEEPCAPS, 1)
 drop_bounding_caps(keep 0x20000420)
 set_groups([])
@@ -32,7 +32,7 @@ close_range(3, 99)
 close_range(101, ~0)
 execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/root"])
 )"},
-    {"user_nnp_seccomp_groups", R"(chdir("/work")
+    {"user_nnp_seccomp_groups", R"(chdir("/srv/app")
 prctl(PR_SET_KEEPCAPS, 1)
 drop_bounding_caps(keep 0x20000420)
 set_groups([10, 29])
@@ -50,7 +50,7 @@ close_range(101, ~0)
 execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/home/u"])
 )"},
     // Without noNewPrivileges the filter is loaded while CAP_SYS_ADMIN is still held.
-    {"user_seccomp_without_nnp", R"(chdir("/work")
+    {"user_seccomp_without_nnp", R"(chdir("/srv/app")
 seccomp_set_filter(0 insns, 0)
 prctl(PR_SET_KEEPCAPS, 1)
 drop_bounding_caps(keep 0x20000420)
@@ -68,7 +68,7 @@ execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/home/
 )"},
     // A user namespace whose maps' writer could not map groups: setgroups is denied
     // (EPERM) and, with no additionalGids, that is no error.
-    {"rootless_no_caps", R"(chdir("/work")
+    {"rootless_no_caps", R"(chdir("/srv/app")
 set_groups([]) = -EPERM
 setresgid(0)
 setresuid(0)
@@ -121,7 +121,7 @@ TEST_P(PayloadOrder, TenantDropsPrivilegesInOrderAndExecsLast) {
   const Identity& id = GetParam();
   test::RecordingSys sys;
   add_user_files(sys);
-  sys.add_dir("/work");
+  sys.add_dir("/srv/app");
   Channel ch;
   InitConfig cfg = payload_config(id, ch.child(), true);
   if (!id.caps) sys.fail("set_groups", 1, EPERM);
@@ -137,7 +137,7 @@ TEST_P(PayloadOrder, InitReportsReadyWaitsForStartThenExecs) {
   const Identity& id = GetParam();
   test::RecordingSys sys;
   add_user_files(sys);
-  sys.add_dir("/work");
+  sys.add_dir("/srv/app");
   Channel ch;
   int fifo[2];
   ASSERT_EQ(::pipe2(fifo, O_CLOEXEC), 0);
@@ -162,7 +162,7 @@ INSTANTIATE_TEST_SUITE_P(Identities, PayloadOrder, ::testing::ValuesIn(identitie
 TEST(PayloadOrder, PreservedFdsCrossExecveAndNothingElse) {
   test::RecordingSys sys;
   add_user_files(sys);
-  sys.add_dir("/work");
+  sys.add_dir("/srv/app");
   Channel ch;
   InitConfig cfg = payload_config(identities()[0], ch.child(), true);
   cfg.preserve_fds = 2;
