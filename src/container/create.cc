@@ -12,6 +12,7 @@
 
 #include "berth/container.h"
 #include "container/cgroup_setup.h"
+#include "container/conversation.h"
 #include "container/device_modules.h"
 #include "container/hooks.h"
 #include "container/init_builder.h"
@@ -22,14 +23,13 @@
 #include "container/rootless.h"
 #include "container/state_store.h"
 #include "container/status.h"
-#include "linux/console.h"
 #include "linux/netdev.h"
 #include "linux/paths.h"
 #include "linux/proc.h"
 #include "linux/rootfs/idmap.h"
 #include "linux/rootless.h"
+#include "linux/sys.h"
 #include "linux/userns.h"
-#include "seccomp/seccomp.h"
 #include "util/fds.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -86,7 +86,7 @@ struct Creation {
 // one is reaped, so either pid number may already belong to another process.
 void kill_init(Creation& c) {
   if (c.init_pidfd && c.init_pid != c.init.pid()) {
-    if (::syscall(SYS_pidfd_send_signal, c.init_pidfd.get(), SIGKILL, nullptr, 0) == 0) {
+    if (linux::real_sys().pidfd_kill(c.init_pidfd.get())) {
       // Not our child, so no waitpid: the pidfd turns readable once it has exited, and
       // then it has left its cgroups.
       pollfd p{c.init_pidfd.get(), POLLIN, 0};
@@ -141,6 +141,12 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool forks_init, cons
   // protocol error it is.
   bool pid_pending = forks_init;
   const auto& l = c.spec.linux ? *c.spec.linux : spec::Linux{};
+  container::Peer peer;
+  peer.name = "container init";
+  peer.console_socket = c.o.console_socket;
+  peer.console = &c.console;
+  peer.seccomp = c.spec.linux && c.spec.linux->seccomp ? &*c.spec.linux->seccomp : nullptr;
+  peer.state_json = [&c] { return hook_state(c.record, "creating"); };
   if (maps_on_clone)
     BERTH_TRY(linux::write_id_maps(c.init.pid(), l.uid_mappings, l.gid_mappings, c.userns.maps));
   BERTH_TRY(container::process::send(sock, Msg::kGo));
@@ -174,27 +180,14 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool forks_init, cons
         }
         BERTH_TRY(container::process::send(sock, Msg::kHooksDone));
         break;
-      case Msg::kConsole:
-        if (!c.o.console_socket.empty())
-          BERTH_TRY(linux::send_fd_to_socket(c.o.console_socket, m.fd.get(), m.text).context("console socket"));
-        else
-          c.console = std::move(m.fd);
-        break;
-      case Msg::kSeccompFd:
-        // The agent gets the listener with the state as hooks see it; no listener, no create.
-        BERTH_TRY(seccomp::send_to_listener(m.fd.get(), *c.spec.linux->seccomp, hook_state(c.record, "creating"), c.init_pid));
-        BERTH_TRY(container::process::send(sock, Msg::kGo));
-        break;
       case Msg::kMountSources:
         BERTH_TRY(send_bind_sources(c, sock, plan));
         break;
       case Msg::kReady:
         if (pid_pending) return Error::generic("sync: the container init reported ready before its pid");
         return ok();
-      case Msg::kError:
-        return container::process::to_error(m);
-      default:
-        return Error::generic("sync: unexpected message from the container init");
+      default:  // kConsole, kSeccompFd, kError
+        BERTH_TRY(container::answer_common(peer, sock, c.init_pid, m));
     }
   }
 }
@@ -295,9 +288,7 @@ Status create_steps(Creation& c) {
     t.mark("ldconfig cache filled");
   }
   BERTH_TRY(c.dir->write_record(c.record));
-  if (!c.o.pid_file.empty()) BERTH_TRY(container::write_pid_file(c.o.pid_file, c.init_pid));
-  if (!c.o.pidfd_socket.empty())
-    BERTH_TRY(linux::send_fd_to_socket(c.o.pidfd_socket, c.init_pidfd.get(), "").context("pidfd socket"));
+  BERTH_TRY(container::publish_process(c.o.pid_file, c.o.pidfd_socket, c.init_pid, c.init_pidfd.get()));
   t.mark("finish");
   return ok();
 }

@@ -21,6 +21,7 @@
 
 #include "berth/container.h"
 #include "cgroups/manager.h"
+#include "container/conversation.h"
 #include "container/exec_process.h"
 #include "container/process/spawn.h"
 #include "container/process/sync.h"
@@ -29,10 +30,10 @@
 #include "container/run.h"
 #include "container/state_store.h"
 #include "container/status.h"
-#include "linux/console.h"
 #include "linux/paths.h"
-#include "linux/process_attrs.h"
 #include "linux/proc.h"
+#include "linux/process_attrs.h"
+#include "linux/sys.h"
 #include "util/fds.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -210,10 +211,11 @@ Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& c
   // Inherited by the tenant and its child: non-dumpable from the first instruction of the
   // process in the container's pid namespace, where its /proc entry is visible
   // (CVE-2019-5736).
-  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  linux::Sys& sys = linux::real_sys();
+  BERTH_TRY(sys.prctl(PR_SET_DUMPABLE, 0).context("make the runtime non-dumpable"));
   // The tenant exits once it forked the process: the orphan is reparented to us, so that
   // we reap it and its pid stays ours to signal until then.
-  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) return Error::sys(errno, "become a child subreaper");
+  BERTH_TRY(sys.prctl(PR_SET_CHILD_SUBREAPER, 1).context("become a child subreaper"));
   BERTH_ASSIGN(auto socks, container::process::sync_pair());
   bool in_cgroup = false;
   int cgroup_fd = cg ? cg->v2_dir_fd() : -1;
@@ -247,6 +249,12 @@ Status adopt(Running& r, Message& m) {
 // listener, or the error that stopped it.
 Status converse(Running& r, const ExecOptions& o, const TenantConfig& t) {
   int sock = r.sync.get();
+  container::Peer peer;
+  peer.name = "exec process";
+  peer.console_socket = o.console_socket;
+  peer.console = &r.console;
+  peer.seccomp = t.payload.seccomp ? &*t.payload.seccomp : nullptr;
+  peer.state_json = [&t] { return oci_state_json(t.payload.state, false); };
   while (true) {
     char b;
     ssize_t n;
@@ -259,31 +267,14 @@ Status converse(Running& r, const ExecOptions& o, const TenantConfig& t) {
       case Msg::kPid:
         BERTH_TRY(adopt(r, m));
         break;
-      case Msg::kConsole:
-        if (!o.console_socket.empty())
-          BERTH_TRY(linux::send_fd_to_socket(o.console_socket, m.fd.get(), m.text).context("console socket"));
-        else
-          r.console = std::move(m.fd);
-        break;
-      case Msg::kSeccompFd: {
-        OciState s = t.payload.state;
-        BERTH_TRY(seccomp::send_to_listener(m.fd.get(), *t.payload.seccomp, oci_state_json(s, false), r.tenant.pid()));
-        BERTH_TRY(container::process::send(sock, Msg::kGo));
-        break;
-      }
-      case Msg::kError:
-        return container::process::to_error(m);
-      default:
-        return Error::generic("sync: unexpected message from the exec process");
+      default:  // kConsole, kSeccompFd, kError
+        BERTH_TRY(container::answer_common(peer, sock, r.tenant.pid(), m));
     }
   }
 }
 
 Status publish(const ExecOptions& o, Running& r) {
-  if (!o.pid_file.empty()) BERTH_TRY(container::write_pid_file(o.pid_file, r.tenant.pid()));
-  if (!o.pidfd_socket.empty())
-    BERTH_TRY(linux::send_fd_to_socket(o.pidfd_socket, r.tenant.pidfd(), "").context("pidfd socket"));
-  return ok();
+  return container::publish_process(o.pid_file, o.pidfd_socket, r.tenant.pid(), r.tenant.pidfd());
 }
 
 int foreground(Running& r, const sigset_t& forwarded) {

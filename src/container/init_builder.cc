@@ -15,6 +15,8 @@
 
 #include "container/device_modules.h"
 #include "container/extend.h"
+#include "container/hooks.h"
+#include "container/record.h"
 #include "linux/rootfs/idmap.h"
 #include "linux/rootfs/plan.h"
 #include "linux/rootless.h"
@@ -97,6 +99,10 @@ void take_hooks(process::InitConfig& c, const spec::Spec& spec) {
   if (!spec.hooks) return;
   c.create_container_hooks = spec.hooks->create_container;
   c.start_container_hooks = spec.hooks->start_container;
+  c.run_hooks = [](const char* kind, const std::vector<spec::Hook>& hooks, const OciState& state,
+                   const std::vector<std::string>* inherit) {
+    return run_hooks(kind, hooks, oci_state_json(state, false), "", inherit);
+  };
   c.wants_runtime_hooks = !spec.hooks->prestart.empty() || !spec.hooks->create_runtime.empty();
 }
 

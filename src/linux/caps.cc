@@ -4,6 +4,7 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 
+#include "linux/sys.h"
 #include "spec/names.h"
 #include <algorithm>
 
@@ -73,18 +74,27 @@ std::vector<std::string> cap_names(uint64_t set) {
   return out;
 }
 
-Status caps_before_setuid(const CapSets& caps) {
-  if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) return Error::sys(errno, "keep capabilities");
+Status caps_before_setuid(Sys& sys, const CapSets& caps) {
+  BERTH_TRY(sys.prctl(PR_SET_KEEPCAPS, 1).context("keep capabilities"));
+  return sys.drop_bounding_caps(caps.bounding);
+}
+
+Status caps_after_setuid(Sys& sys, const CapSets& caps) {
+  BERTH_TRY(sys.prctl(PR_SET_KEEPCAPS, 0).context("clear keep capabilities"));
+  BERTH_TRY(sys.capset(caps));
+  return sys.set_ambient_caps(caps.ambient);
+}
+
+Status drop_bounding_caps(uint64_t keep) {
   for (int c = 0; c <= last_cap(); ++c) {
-    if (caps.bounding & (uint64_t{1} << c)) continue;
+    if (keep & (uint64_t{1} << c)) continue;
     if (::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
       return Error::sys(errno, "drop bounding capability " + std::to_string(c));
   }
   return ok();
 }
 
-Status caps_after_setuid(const CapSets& caps) {
-  if (::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0) return Error::sys(errno, "clear keep capabilities");
+Status set_cap_sets(const CapSets& caps) {
   cap_t cap = cap_init();
   if (!cap) return Error::sys(errno, "cap_init");
   for (int c = 0; c <= last_cap(); ++c) {
@@ -98,10 +108,14 @@ Status caps_after_setuid(const CapSets& caps) {
   int e = errno;
   cap_free(cap);
   if (r < 0) return Error::sys(e, "set capabilities");
+  return ok();
+}
+
+Status set_ambient_caps(uint64_t ambient) {
   if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
     return Error::sys(errno, "clear ambient capabilities");
   for (int c = 0; c <= last_cap(); ++c) {
-    if (!(caps.ambient & (uint64_t{1} << c))) continue;
+    if (!(ambient & (uint64_t{1} << c))) continue;
     // The kernel refuses an ambient cap that is not both permitted and inheritable; runc
     // ignores those, and so does berth.
     if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0 && errno != EPERM)

@@ -26,9 +26,16 @@ CapSets resolve_caps(const spec::Capabilities& caps, std::vector<std::string>* i
 Result<CapSets> caps_from_spec(const spec::Capabilities& caps, const std::string& where);
 std::vector<std::string> cap_names(uint64_t set);
 
+class Sys;
 // Before the uid switch: keep permitted caps across setuid and shrink the bounding set.
-Status caps_before_setuid(const CapSets& caps);
+Status caps_before_setuid(Sys& sys, const CapSets& caps);
 // After it: set effective/permitted/inheritable, then raise the ambient set.
-Status caps_after_setuid(const CapSets& caps);
+Status caps_after_setuid(Sys& sys, const CapSets& caps);
+
+// The single steps behind Sys (LinuxSys calls them): see Sys::drop_bounding_caps,
+// capset and set_ambient_caps.
+Status drop_bounding_caps(uint64_t keep);
+Status set_cap_sets(const CapSets& caps);
+Status set_ambient_caps(uint64_t ambient);
 
 }  // namespace berth::linux

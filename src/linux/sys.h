@@ -1,6 +1,8 @@
 // Sys: the one seam between berth and the kernel calls that change the system. Everything
-// the container init and the rootfs engine do (mounts, namespaces, identity, device nodes)
-// goes through it, fd-based wherever the kernel allows. LinuxSys is real; tests use
+// the container init, an exec tenant, their payload and the rootfs engine do (mounts,
+// namespaces, identity, capabilities, seccomp, process attributes, execve) goes through it,
+// fd-based wherever the kernel allows (the inventory: docs/architecture.md, "The process
+// engine's system calls"). LinuxSys is real; tests use
 // tests/support/recording_sys.h, which logs each call as one text line and can fail the Nth
 // call of a name with a chosen errno.
 #pragma once
@@ -16,6 +18,8 @@
 #include <vector>
 
 #include "berth/result.h"
+#include "berth/spec.h"
+#include "linux/caps.h"
 #include "util/unique_fd.h"
 
 namespace berth::linux {
@@ -73,6 +77,39 @@ class Sys {
   virtual Status setresgid(gid_t gid) = 0;
   virtual Status clear_groups() = 0;        // setgroups(0, NULL)
   virtual mode_t umask(mode_t mask) = 0;
+  virtual Status set_groups(const std::vector<gid_t>& groups) = 0;  // setgroups(2)
+  virtual Status setsid() = 0;
+  // prctl(option, arg2, 0, 0, 0): PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_KEEPCAPS,
+  // PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER.
+  virtual Status prctl(int option, unsigned long arg2) = 0;
+  // Capabilities: drop every bounding capability not in `keep` (up to the kernel's last);
+  // capset(2) of effective/permitted/inheritable; the ambient set cleared, then raised to
+  // `ambient` (a capability not permitted and inheritable is skipped, as runc does).
+  virtual Status drop_bounding_caps(uint64_t keep) = 0;
+  virtual Status capset(const CapSets& caps) = 0;
+  virtual Status set_ambient_caps(uint64_t ambient) = 0;
+  // seccomp(SECCOMP_SET_MODE_FILTER) of a classic BPF program (its sock_filter array as
+  // bytes) with SECCOMP_FILTER_FLAG_* flags: the notify listener when NEW_LISTENER is set.
+  // The flags come from linux.seccomp (seccomp::filter_flags).
+  virtual Result<UniqueFd> seccomp_set_filter(std::string_view program, unsigned flags) = 0;
+  // Process attributes (linux/process_attrs.h, linux/rlimits.h): each one step.
+  virtual Status set_rlimits(const std::vector<spec::Rlimit>& rlimits) = 0;
+  virtual Status set_oom_score_adj(int64_t value) = 0;
+  virtual Status join_session_keyring(const std::string& container_id) = 0;
+  virtual Status set_scheduler(const spec::Scheduler& s) = 0;
+  virtual Status set_io_priority(const spec::IoPriority& p) = 0;
+  virtual Status set_personality(const spec::Personality& p) = 0;
+  virtual Status set_memory_policy(const spec::MemoryPolicy& m) = 0;
+  // TIOCSCTTY on the pty peer and the peer dup'ed onto stdio (a session leader's terminal).
+  virtual Status set_controlling_tty(int peer_fd) = 0;
+  // The end of a payload. Neither allocates on success: both run after a seccomp filter
+  // may be loaded. execve returns only when it failed (a fake returns ok: "would run").
+  virtual Status close_range(unsigned first, unsigned last) = 0;
+  virtual Status clear_cloexec(int fd) = 0;  // a preserved fd crosses execve
+  virtual Status execve(const char* path, char* const* argv, char* const* envp) = 0;
+  // The parent side: SIGKILL through a pidfd (never a pid number that may be reused).
+  virtual Status pidfd_kill(int pidfd) = 0;
+
   // A user namespace with these maps ("0 1000 1\n" lines), owned by a short-lived child that
   // is gone when this returns: the fd keeps the namespace (for MOUNT_ATTR_IDMAP).
   virtual Result<UniqueFd> make_userns(const std::string& uid_map, const std::string& gid_map) = 0;

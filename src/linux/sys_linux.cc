@@ -1,15 +1,24 @@
 // LinuxSys: Sys on the real kernel, one thin wrapper per system call.
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/filter.h>
 #include <linux/openat2.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
+#include "linux/caps.h"
+#include "linux/console.h"
+#include "linux/process_attrs.h"
+#include "linux/rlimits.h"
 #include "linux/sys.h"
 #include "linux/sys_ops.h"
 #include "util/file.h"
@@ -173,6 +182,64 @@ class LinuxSys final : public Sys {
   }
   Status clear_groups() override {
     if (::setgroups(0, nullptr) < 0) return Error::sys(errno, "setgroups");
+    return ok();
+  }
+  Status set_groups(const std::vector<gid_t>& groups) override {
+    if (::setgroups(groups.size(), groups.data()) < 0) return Error::sys(errno, "setgroups");
+    return ok();
+  }
+  Status setsid() override {
+    if (::setsid() < 0) return Error::sys(errno, "setsid");
+    return ok();
+  }
+  Status prctl(int option, unsigned long arg2) override {
+    if (::prctl(option, arg2, 0, 0, 0) < 0) return Error::sys(errno, "prctl " + std::to_string(option));
+    return ok();
+  }
+  Status drop_bounding_caps(uint64_t keep) override { return linux::drop_bounding_caps(keep); }
+  Status capset(const CapSets& caps) override { return set_cap_sets(caps); }
+  Status set_ambient_caps(uint64_t ambient) override { return linux::set_ambient_caps(ambient); }
+  // The same call as seccomp::load (seccomp/load.cc), which the seccomp tests use; linux/
+  // does not include seccomp/, so the few lines are here twice.
+  Result<UniqueFd> seccomp_set_filter(std::string_view program, unsigned flags) override {
+    size_t n = program.size() / sizeof(sock_filter);
+    if (n == 0 || n > BPF_MAXINSNS) return Error::generic("seccomp: program of " + std::to_string(n) + " instructions");
+    sock_fprog fprog{static_cast<unsigned short>(n), reinterpret_cast<sock_filter*>(const_cast<char*>(program.data()))};
+    long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
+    if (rc < 0) {
+      int e = errno;
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "%#x", flags);
+      std::string what = std::string("seccomp(SECCOMP_SET_MODE_FILTER, ") + hex + ")";
+      if (e == EACCES) what += " without no_new_privs or CAP_SYS_ADMIN";
+      return Error::sys(e, what);
+    }
+    if (flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) return UniqueFd(static_cast<int>(rc));
+    return UniqueFd();
+  }
+  Status set_rlimits(const std::vector<spec::Rlimit>& rlimits) override { return apply_rlimits(rlimits); }
+  Status set_oom_score_adj(int64_t value) override { return linux::set_oom_score_adj(value); }
+  Status join_session_keyring(const std::string& id) override { return linux::join_session_keyring(id); }
+  Status set_scheduler(const spec::Scheduler& s) override { return linux::set_scheduler(s); }
+  Status set_io_priority(const spec::IoPriority& p) override { return linux::set_io_priority(p); }
+  Status set_personality(const spec::Personality& p) override { return linux::set_personality(p); }
+  Status set_memory_policy(const spec::MemoryPolicy& m) override { return linux::set_memory_policy(m); }
+  Status set_controlling_tty(int peer_fd) override { return make_controlling_tty(peer_fd); }
+  // No allocation on success (a seccomp filter may be loaded): the text is built on failure.
+  Status close_range(unsigned first, unsigned last) override {
+    if (::syscall(SYS_close_range, first, last, 0) < 0) return Error::sys(errno, "close_range");
+    return ok();
+  }
+  Status clear_cloexec(int fd) override {
+    if (::fcntl(fd, F_SETFD, 0) < 0) return Error::sys(errno, "keep fd " + std::to_string(fd) + " across execve");
+    return ok();
+  }
+  Status execve(const char* path, char* const* argv, char* const* envp) override {
+    ::execve(path, argv, envp);
+    return Error::sys(errno, "execve");
+  }
+  Status pidfd_kill(int pidfd) override {
+    if (::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) < 0) return Error::sys(errno, "pidfd_send_signal");
     return ok();
   }
   mode_t umask(mode_t mask) override { return ::umask(mask); }

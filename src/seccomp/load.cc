@@ -17,7 +17,9 @@ namespace {
 
 long sys_seccomp(unsigned op, unsigned flags, void* arg) { return ::syscall(SYS_seccomp, op, flags, arg); }
 
-Result<unsigned> load_flags(const spec::Seccomp& p) {
+}  // namespace
+
+Result<unsigned> filter_flags(const spec::Seccomp& p) {
   unsigned flags = 0;
   for (size_t i = 0; i < p.flags.size(); ++i) {
     auto bit = vocab::filter_flag(p.flags[i]);
@@ -37,6 +39,8 @@ Result<unsigned> load_flags(const spec::Seccomp& p) {
   return flags;
 }
 
+namespace {
+
 std::string hex(unsigned v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%#x", v);
@@ -48,7 +52,7 @@ std::string hex(unsigned v) {
 Result<UniqueFd> load(const Program& program, const spec::Seccomp& profile) {
   if (program.insns.empty() || program.insns.size() > BPF_MAXINSNS)
     return Error::generic("seccomp: program of " + std::to_string(program.insns.size()) + " instructions");
-  BERTH_ASSIGN(unsigned flags, load_flags(profile));
+  BERTH_ASSIGN(unsigned flags, filter_flags(profile));
   sock_fprog fprog{static_cast<unsigned short>(program.insns.size()), const_cast<sock_filter*>(program.insns.data())};
   long rc = sys_seccomp(SECCOMP_SET_MODE_FILTER, flags, &fprog);
   if (rc < 0) {

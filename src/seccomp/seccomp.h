@@ -50,6 +50,9 @@ Result<Program> compile_cached(const spec::Seccomp& profile, const std::string& 
 // rule uses SCMP_ACT_NOTIFY. Returns the listener fd (O_CLOEXEC) then, an empty UniqueFd
 // otherwise. Needs no_new_privs or CAP_SYS_ADMIN (else EACCES).
 Result<UniqueFd> load(const Program& program, const spec::Seccomp& profile);
+// The SECCOMP_FILTER_FLAG_* bits load() uses for linux.seccomp.flags (NEW_LISTENER with a
+// notify rule): for a caller that loads through linux::Sys::seccomp_set_filter.
+Result<unsigned> filter_flags(const spec::Seccomp& profile);
 
 // True when the profile needs a listener (some rule's action is SCMP_ACT_NOTIFY).
 bool uses_notify(const spec::Seccomp& profile);

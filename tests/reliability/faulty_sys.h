@@ -166,6 +166,83 @@ class FaultySys : public linux::Sys {
     if (int e = call("run_program", ENOEXEC)) return Error::sys(e, "run " + argv[0]);
     return real().run_program(fd, argv);
   }
+  // The process engine's calls: failed or passed on like the rest.
+  Status set_groups(const std::vector<gid_t>& groups) override {
+    if (int e = call("set_groups", EPERM)) return Error::sys(e, "setgroups");
+    return real().set_groups(groups);
+  }
+  Status setsid() override {
+    if (int e = call("setsid", EPERM)) return Error::sys(e, "setsid");
+    return real().setsid();
+  }
+  Status prctl(int option, unsigned long arg2) override {
+    if (int e = call("prctl", EINVAL)) return Error::sys(e, "prctl");
+    return real().prctl(option, arg2);
+  }
+  Status drop_bounding_caps(uint64_t keep) override {
+    if (int e = call("drop_bounding_caps", EPERM)) return Error::sys(e, "drop bounding capabilities");
+    return real().drop_bounding_caps(keep);
+  }
+  Status capset(const linux::CapSets& caps) override {
+    if (int e = call("capset", EPERM)) return Error::sys(e, "set capabilities");
+    return real().capset(caps);
+  }
+  Status set_ambient_caps(uint64_t ambient) override {
+    if (int e = call("set_ambient_caps", EPERM)) return Error::sys(e, "raise ambient capabilities");
+    return real().set_ambient_caps(ambient);
+  }
+  Result<UniqueFd> seccomp_set_filter(std::string_view program, unsigned flags) override {
+    if (int e = call("seccomp_set_filter", EACCES)) return Error::sys(e, "seccomp");
+    return real().seccomp_set_filter(program, flags);
+  }
+  Status set_rlimits(const std::vector<spec::Rlimit>& rlimits) override {
+    if (int e = call("set_rlimits", EPERM)) return Error::sys(e, "setrlimit");
+    return real().set_rlimits(rlimits);
+  }
+  Status set_oom_score_adj(int64_t value) override {
+    if (int e = call("set_oom_score_adj", EACCES)) return Error::sys(e, "oom_score_adj");
+    return real().set_oom_score_adj(value);
+  }
+  Status join_session_keyring(const std::string& id) override {
+    if (int e = call("join_session_keyring", EDQUOT)) return Error::sys(e, "keyctl");
+    return real().join_session_keyring(id);
+  }
+  Status set_scheduler(const spec::Scheduler& s) override {
+    if (int e = call("set_scheduler", EPERM)) return Error::sys(e, "sched_setattr");
+    return real().set_scheduler(s);
+  }
+  Status set_io_priority(const spec::IoPriority& p) override {
+    if (int e = call("set_io_priority", EPERM)) return Error::sys(e, "ioprio_set");
+    return real().set_io_priority(p);
+  }
+  Status set_personality(const spec::Personality& p) override {
+    if (int e = call("set_personality", EINVAL)) return Error::sys(e, "personality");
+    return real().set_personality(p);
+  }
+  Status set_memory_policy(const spec::MemoryPolicy& m) override {
+    if (int e = call("set_memory_policy", EINVAL)) return Error::sys(e, "set_mempolicy");
+    return real().set_memory_policy(m);
+  }
+  Status set_controlling_tty(int peer_fd) override {
+    if (int e = call("set_controlling_tty", EPERM)) return Error::sys(e, "TIOCSCTTY");
+    return real().set_controlling_tty(peer_fd);
+  }
+  Status close_range(unsigned first, unsigned last) override {
+    if (int e = call("close_range", EINVAL)) return Error::sys(e, "close_range");
+    return real().close_range(first, last);
+  }
+  Status clear_cloexec(int fd) override {
+    if (int e = call("clear_cloexec", EBADF)) return Error::sys(e, "fcntl");
+    return real().clear_cloexec(fd);
+  }
+  Status execve(const char* path, char* const* argv, char* const* envp) override {
+    if (int e = call("execve", ENOENT)) return Error::sys(e, "execve");
+    return real().execve(path, argv, envp);
+  }
+  Status pidfd_kill(int pidfd) override {
+    if (int e = call("pidfd_kill", ESRCH)) return Error::sys(e, "pidfd_send_signal");
+    return real().pidfd_kill(pidfd);
+  }
   // umask cannot fail: recorded only.
   mode_t umask(mode_t mask) override {
     calls_.push_back("umask");

@@ -4,28 +4,20 @@
 #pragma once
 
 #include "container/process/init_config.h"
-#include "container/process/sync.h"
-
-namespace berth::linux::rootfs {
-class Applier;
-}
+#include "linux/sys.h"
 
 namespace berth::container::process {
 
 // The child's entry point; returns the exit status for _exit (only on failure).
 int init_main(InitConfig& cfg);
 
-// Steps an exec tenant (tenant.cc) shares with the init.
-//
-// Empty signal mask, default dispositions: the payload inherits both across execve.
-void reset_signals();
-// The next message must be `type` (a kError becomes the error).
-Status wait_for(int sock, Msg type);
-// process.rlimits, oomScoreAdj, the session keyring, scheduler, ioPriority,
-// linux.personality and linux.memoryPolicy, applied to the calling process.
-Status apply_process_attributes(const InitConfig& cfg);
-// A pty from the devpts behind <root_fd>/dev/ptmx, made the controlling terminal and stdio,
-// its master sent to the parent (kConsole). fs: bind it on /dev/console too (the init).
-Status open_console(InitConfig& cfg, int root_fd, linux::rootfs::Applier* fs);
+// The init's sequences over the seam (init_main runs them with linux::real_sys(); tests
+// with a recording fake). Stage one: parent death signal, non-dumpable, wait for kGo,
+// namespace joins in plan order, a late user namespace (kMapIds), the other unshares,
+// root in a user namespace (groups < gid < uid), time offsets. Stage two: new session,
+// hostname, domainname, chroot or the rootfs plan with its pivot, the pty, the process
+// attributes (the payload follows: payload.h).
+Status init_stage_one(linux::Sys& sys, InitConfig& cfg);
+Status init_stage_two(linux::Sys& sys, InitConfig& cfg);
 
 }  // namespace berth::container::process

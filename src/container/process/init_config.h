@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -81,6 +82,11 @@ struct InitConfig {
   // the container sees it).
   std::vector<spec::Hook> create_container_hooks;
   std::vector<spec::Hook> start_container_hooks;
+  // How: set by the parent (container/init_builder.cc), so that process/ never includes
+  // from container/ above it. `inherit`: the environment of a hook without `env`.
+  std::function<Status(const char* kind, const std::vector<spec::Hook>& hooks, const OciState& state,
+                       const std::vector<std::string>* inherit)>
+      run_hooks;
   bool wants_runtime_hooks = false;  // ask the parent to run prestart/createRuntime
   OciState state;
 };

@@ -25,10 +25,8 @@
 #include <algorithm>
 
 #include "berth/state.h"
-#include "container/hooks.h"
-#include "container/process/init.h"
+#include "container/process/steps.h"
 #include "container/process/sync.h"
-#include "container/record.h"
 #include "linux/lookpath.h"
 #include "linux/users.h"
 #include "util/env.h"
@@ -43,19 +41,20 @@ struct Exec {
   std::vector<std::string> argv, env;
 };
 
-std::string read_container_file(const char* path) {
-  auto text = file::read(path, 4u << 20);
+// A file of the container (missing or unreadable: empty, as for runc's user lookup).
+std::string read_container_file(linux::Sys& sys, const char* path) {
+  auto text = sys.read_file(path);
   return text ? *text : std::string();
 }
 
 // HOME from the container's passwd (runc sets it when absent; "/" for unknown users). The
 // supplementary groups are additionalGids alone: runc passes the user as "uid:gid", the
 // explicit form, for which /etc/group adds nothing.
-void home_from_passwd(const spec::Process& p, std::vector<std::string>& env) {
+void home_from_passwd(linux::Sys& sys, const spec::Process& p, std::vector<std::string>& env) {
   if (std::any_of(env.begin(), env.end(), [](const std::string& e) { return str::starts_with(e, "HOME="); }))
     return;
   std::string home = "/";
-  for (const auto& e : linux::parse_passwd(read_container_file("/etc/passwd")))
+  for (const auto& e : linux::parse_passwd(read_container_file(sys, "/etc/passwd")))
     if (e.uid == p.user.uid) {
       home = e.home;
       break;
@@ -71,35 +70,39 @@ void home_from_passwd(const spec::Process& p, std::vector<std::string>& env) {
 // passed as stdio, giving a container uid a host file (docs/conformance.md). A failure
 // (EINVAL, EPERM: an owner or uid not mapped in a user namespace) leaves it as it is, as
 // runc does. Done before any seccomp filter is loaded: a profile may deny fchown.
-void hand_stdio_to(uid_t uid, bool terminal) {
+void hand_stdio_to(linux::Sys& sys, uid_t uid, bool terminal) {
   for (int fd = 0; fd < 3; ++fd) {
-    struct stat st;
-    struct statfs fs;
-    if (::fstat(fd, &st) < 0 || st.st_uid == uid || ::fstatfs(fd, &fs) < 0) continue;
-    bool anonymous = fs.f_type == PIPEFS_MAGIC || fs.f_type == SOCKFS_MAGIC;
-    bool own_pty = terminal && fs.f_type == DEVPTS_SUPER_MAGIC && S_ISCHR(st.st_mode);
-    if (anonymous || own_pty) (void)::fchown(fd, uid, static_cast<gid_t>(-1));
+    auto st = sys.fstat(fd);
+    if (!st || st->st_uid == uid) continue;
+    auto fs = sys.fstatfs(fd);
+    if (!fs) continue;
+    bool anonymous = fs->f_type == PIPEFS_MAGIC || fs->f_type == SOCKFS_MAGIC;
+    bool own_pty = terminal && fs->f_type == DEVPTS_SUPER_MAGIC && S_ISCHR(st->st_mode);
+    if (anonymous || own_pty) (void)sys.fchownat(fd, "", uid, static_cast<gid_t>(-1), AT_EMPTY_PATH);
   }
 }
 
-Status switch_user(InitConfig& cfg) {
+// groups < gid < uid < capabilities < no_new_privs: the bounding set shrinks and
+// PR_SET_KEEPCAPS holds the permitted set across the uid change; the capability sets are
+// final only once the ids are, and no_new_privs comes last (it does not stop setuid).
+Status switch_user(linux::Sys& sys, InitConfig& cfg) {
   const spec::Process& p = cfg.process;
   std::vector<gid_t> groups(p.user.additional_gids.begin(), p.user.additional_gids.end());
-  if (cfg.has_caps) BERTH_TRY(linux::caps_before_setuid(cfg.caps));
+  if (cfg.has_caps) BERTH_TRY(linux::caps_before_setuid(sys, cfg.caps));
   // setgroups is denied in a user namespace whose creator could not map groups (rootless).
-  if (::setgroups(groups.size(), groups.data()) < 0 && !(errno == EPERM && groups.empty()))
-    return Error::sys(errno, "setgroups");
-  if (::setresgid(p.user.gid, p.user.gid, p.user.gid) < 0) return Error::sys(errno, "setgid " + std::to_string(p.user.gid));
-  if (::setresuid(p.user.uid, p.user.uid, p.user.uid) < 0) return Error::sys(errno, "setuid " + std::to_string(p.user.uid));
-  if (cfg.has_caps) BERTH_TRY(linux::caps_after_setuid(cfg.caps));
-  if (p.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return Error::sys(errno, "set no_new_privs");
+  if (auto st = sys.set_groups(groups); !st && !(st.error().err() == EPERM && groups.empty())) return st;
+  BERTH_TRY(sys.setresgid(p.user.gid));
+  BERTH_TRY(sys.setresuid(p.user.uid));
+  if (cfg.has_caps) BERTH_TRY(linux::caps_after_setuid(sys, cfg.caps));
+  if (p.no_new_privileges) BERTH_TRY(sys.prctl(PR_SET_NO_NEW_PRIVS, 1).context("set no_new_privs"));
   return ok();
 }
 
 // Loads the filter; a notify listener goes to the parent, which hands it to
 // linux.seccomp.listenerPath and answers. Syscalls from here on pass the filter.
-Status load_seccomp(InitConfig& cfg) {
-  BERTH_ASSIGN(UniqueFd listener, seccomp::load(cfg.seccomp_program, *cfg.seccomp));
+Status load_seccomp(linux::Sys& sys, InitConfig& cfg) {
+  BERTH_ASSIGN(unsigned flags, seccomp::filter_flags(*cfg.seccomp));
+  BERTH_ASSIGN(UniqueFd listener, sys.seccomp_set_filter(cfg.seccomp_program.bytes(), flags));
   if (!listener) return ok();
   BERTH_TRY(send(cfg.sync_fd, Msg::kSeccompFd, 0, "", listener.get()));
   listener.reset();
@@ -108,6 +111,7 @@ Status load_seccomp(InitConfig& cfg) {
 
 // The payload must never be the runtime binary itself (`/proc/self/exe`, a bind of the
 // host binary, or a script whose interpreter is one): CVE-2019-5736 defence in depth.
+// Inspection only (stat, read of the head): it changes nothing, so it stays off the seam.
 Status refuse_runtime_binary(const InitConfig& cfg, const std::string& path, int depth = 0) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && st.st_dev == cfg.self_dev && st.st_ino == cfg.self_ino)
@@ -129,42 +133,45 @@ Status refuse_runtime_binary(const InitConfig& cfg, const std::string& path, int
 // through the container's procfs, whose files are checked to be procfs on the very fd
 // (a fake /proc must not take the write, CVE-2019-16884). Refused earlier where the host
 // has no such LSM (init_builder.cc, exec_process.cc).
-Status write_exec_attr(const char* lsm_path, const char* generic_path, const std::string& value, const char* field) {
-  UniqueFd fd(::open(lsm_path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) fd.reset(::open(generic_path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) return Error::sys(errno, std::string(field) + ": open " + generic_path);
-  struct statfs fs;
-  if (::fstatfs(fd.get(), &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC)
+Status write_exec_attr(linux::Sys& sys, const char* lsm_path, const char* generic_path, const std::string& value,
+                       const char* field) {
+  auto fd = sys.openat(AT_FDCWD, lsm_path, O_WRONLY | O_NOFOLLOW, 0);
+  if (!fd) fd = sys.openat(AT_FDCWD, generic_path, O_WRONLY | O_NOFOLLOW, 0);
+  if (!fd) return std::move(fd).error().context(field);
+  auto fs = sys.fstatfs(fd->get());
+  if (!fs || fs->f_type != PROC_SUPER_MAGIC)
     return Error::generic(std::string(field) + ": " + generic_path + " is not on procfs");
-  return file::write_all(fd.get(), value).context(field);
+  return sys.write_fd(fd->get(), value).context(field);
 }
 
-Status apply_lsm_labels(const spec::Process& p) {
+Status apply_lsm_labels(linux::Sys& sys, const spec::Process& p) {
   if (!p.apparmor_profile.empty())
-    BERTH_TRY(write_exec_attr("/proc/thread-self/attr/apparmor/exec", "/proc/thread-self/attr/exec",
+    BERTH_TRY(write_exec_attr(sys, "/proc/thread-self/attr/apparmor/exec", "/proc/thread-self/attr/exec",
                               "exec " + p.apparmor_profile, "process.apparmorProfile"));
   if (!p.selinux_label.empty())
-    BERTH_TRY(write_exec_attr("/proc/thread-self/attr/selinux/exec", "/proc/thread-self/attr/exec", p.selinux_label,
-                              "process.selinuxLabel"));
+    BERTH_TRY(write_exec_attr(sys, "/proc/thread-self/attr/selinux/exec", "/proc/thread-self/attr/exec",
+                              p.selinux_label, "process.selinuxLabel"));
   return ok();
 }
 
-Result<Exec> prepare(InitConfig& cfg) {
+Result<Exec> prepare(linux::Sys& sys, InitConfig& cfg) {
   const spec::Process& p = cfg.process;
   if (p.args.empty()) return Error::invalid_spec("process.args: must not be empty");
   Exec ex;
   ex.env = env::merge(p.env);  // `exec --env` overrides the config: one entry per name
   ex.argv = p.args;
-  home_from_passwd(p, ex.env);
+  home_from_passwd(sys, p, ex.env);
   // cwd first as root (it may be unreachable for the user only through a parent dir), and
   // again as the user if that failed.
-  bool cwd_done = ::chdir(p.cwd.empty() ? "/" : p.cwd.c_str()) == 0;
-  BERTH_TRY(apply_lsm_labels(p));
-  hand_stdio_to(p.user.uid, p.terminal);
-  if (cfg.seccomp && !p.no_new_privileges) BERTH_TRY(load_seccomp(cfg).context("load seccomp filter"));
-  BERTH_TRY(switch_user(cfg));
-  if (!cwd_done && ::chdir(p.cwd.c_str()) < 0) return Error::sys(errno, "chdir to cwd (" + str::go_quote(p.cwd) + ") set in config.json");
-  ::umask(p.user.umask.value_or(022));
+  bool cwd_done = sys.chdir(p.cwd.empty() ? "/" : p.cwd).ok();
+  BERTH_TRY(apply_lsm_labels(sys, p));
+  hand_stdio_to(sys, p.user.uid, p.terminal);
+  if (cfg.seccomp && !p.no_new_privileges) BERTH_TRY(load_seccomp(sys, cfg).context("load seccomp filter"));
+  BERTH_TRY(switch_user(sys, cfg));
+  if (!cwd_done)
+    if (auto st = sys.chdir(p.cwd); !st)
+      return Error::sys(st.error().err(), "chdir to cwd (" + str::go_quote(p.cwd) + ") set in config.json");
+  sys.umask(p.user.umask.value_or(022));
   BERTH_ASSIGN(ex.path, linux::look_path(p.args[0], linux::env_value(ex.env, "PATH")));
   BERTH_TRY(refuse_runtime_binary(cfg, ex.path));
   return ex;
@@ -177,9 +184,11 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
   return out;
 }
 
-void die(const std::string& what) {
+// After kReady the sync socket is closed: a late failure goes to the init's stderr, and
+// the returned status becomes its exit status.
+int die(const std::string& what) {
   (void)file::write_all(2, "berth: " + what + "\n");
-  ::_exit(127);
+  return 127;
 }
 
 // Go's wording for a failed execve, as runc reports it: "exec /x: no such file or directory".
@@ -188,59 +197,64 @@ Error exec_error(const std::string& path, int err) {
 }
 
 // Only stdio and the preserved fds (LISTEN_FDS + --preserve-fds) reach the payload; `keep`
-// (a tenant's sync socket, close-on-exec) stays until execve. No allocation: the seccomp
-// filter may already be loaded.
-void exec_payload(const InitConfig& cfg, const std::string& path, char* const* argv, char* const* envp, int keep) {
+// (a tenant's sync socket, close-on-exec) stays until execve. No allocation on the way to
+// execve: the seccomp filter may already be loaded (Sys allocates only to report an error).
+// Returns only if execve failed (or a test's Sys stood in for it: ok).
+Status exec_payload(linux::Sys& sys, const InitConfig& cfg, const std::string& path, char* const* argv,
+                    char* const* envp, int keep) {
   unsigned first = 3 + static_cast<unsigned>(cfg.preserve_fds);
   if (keep >= 0 && static_cast<unsigned>(keep) >= first) {
-    if (static_cast<unsigned>(keep) > first) ::syscall(SYS_close_range, first, static_cast<unsigned>(keep) - 1, 0);
-    ::syscall(SYS_close_range, static_cast<unsigned>(keep) + 1, ~0U, 0);
+    if (static_cast<unsigned>(keep) > first) BERTH_TRY(sys.close_range(first, static_cast<unsigned>(keep) - 1));
+    BERTH_TRY(sys.close_range(static_cast<unsigned>(keep) + 1, ~0U));
   } else {
-    ::syscall(SYS_close_range, first, ~0U, 0);
+    BERTH_TRY(sys.close_range(first, ~0U));
   }
-  for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd) ::fcntl(fd, F_SETFD, 0);
-  ::execve(path.c_str(), argv, envp);
+  // A preserved fd the caller did not have open (EBADF) is no error, as before.
+  for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd)
+    if (auto st = sys.clear_cloexec(fd); !st && st.error().err() != EBADF) return st;
+  if (auto st = sys.execve(path.c_str(), argv, envp); !st) return exec_error(path, st.error().err());
+  return ok();
+}
+
+// With noNewPrivileges the filter is loaded as late as possible (see the top of this file).
+Status late_seccomp(linux::Sys& sys, InitConfig& cfg) {
+  if (!cfg.seccomp || !cfg.process.no_new_privileges) return ok();
+  return load_seccomp(sys, cfg).context("load seccomp filter");
 }
 
 // The exec tenant's end: its parent waits on the sync socket until execve closes it.
-int finish_tenant(InitConfig& cfg, const Exec& ex, char* const* argv, char* const* envp) {
-  if (cfg.seccomp && cfg.process.no_new_privileges) {
-    auto st = load_seccomp(cfg);
-    if (!st) {
-      (void)send_error(cfg.sync_fd, std::move(st).error().context("load seccomp filter").context("unable to start container process"));
-      return 1;
-    }
-  }
-  ::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-  exec_payload(cfg, ex.path, argv, envp, cfg.sync_fd);
-  (void)send_error(cfg.sync_fd, exec_error(ex.path, errno).context("unable to start container process"));
-  return 127;
+int finish_tenant(linux::Sys& sys, InitConfig& cfg, const Exec& ex, char* const* argv, char* const* envp) {
+  auto st = late_seccomp(sys, cfg);
+  if (st) st = sys.prctl(PR_SET_PDEATHSIG, 0).context("clear the parent death signal");
+  if (st) st = exec_payload(sys, cfg, ex.path, argv, envp, cfg.sync_fd);
+  if (st) return 0;  // only a test's Sys returns from a successful execve
+  int status = str::starts_with(st.error().root(), "exec ") ? 127 : 1;
+  (void)send_error(cfg.sync_fd, std::move(st).error().context("unable to start container process"));
+  return status;
 }
 
 // The init's end: seccomp, ready, wait for `start`, startContainer hooks, execve.
-int finish_init(InitConfig& cfg, const Exec& ex, char* const* argv, char* const* envp) {
+int finish_init(linux::Sys& sys, InitConfig& cfg, const Exec& ex, char* const* argv, char* const* envp) {
   // As runc (standard_init_linux.go): with noNewPrivileges the filter is loaded before the
   // init reports ready, so `create` still hears a failure (and passes a notify listener
   // on), and startContainer hooks, which the init runs, run under the filter as they do
   // under runc — the same as without noNewPrivileges, where it was loaded earlier still.
-  if (cfg.seccomp && cfg.process.no_new_privileges) {
-    auto st = load_seccomp(cfg);
-    if (!st) {
-      (void)send_error(cfg.sync_fd, std::move(st).error().context("load seccomp filter").context("unable to start container process"));
-      return 1;
-    }
+  // The parent death signal goes before kReady, never after: `create` exits as soon as it
+  // reads kReady, and a signal still armed then kills the init it just reported as
+  // created (seen under load). Should `create` die between here and kReady, the recorded
+  // pid lets `delete` remove the waiting init.
+  auto st = late_seccomp(sys, cfg);
+  if (st) st = sys.prctl(PR_SET_PDEATHSIG, 0).context("clear the parent death signal");
+  if (!st) {
+    (void)send_error(cfg.sync_fd, std::move(st).error().context("unable to start container process"));
+    return 1;
   }
-  // Before kReady, never after: `create` exits as soon as it reads kReady, and a parent
-  // death signal still armed then kills the init it just reported as created (seen under
-  // load). Should `create` die between here and kReady, the recorded pid lets `delete`
-  // remove the waiting init.
-  ::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
   if (!send(cfg.sync_fd, Msg::kReady)) return 1;
   // Blocks until `berth start` writes its byte; EOF would mean the writer went away.
   char c;
   ssize_t n;
   do n = ::read(cfg.fifo_fd, &c, 1); while (n < 0 && errno == EINTR);
-  if (n != 1) die("waiting for start: exec.fifo closed");
+  if (n != 1) return die("waiting for start: exec.fifo closed");
   // exec.fifo stays open (O_CLOEXEC) until the execve: `start` returns, and its poststart
   // hooks run, only once it is gone, after the startContainer hooks below (runc's order).
   ::close(cfg.sync_fd);
@@ -249,18 +263,17 @@ int finish_init(InitConfig& cfg, const Exec& ex, char* const* argv, char* const*
     s.pid = ::getpid();
     s.status = "created";
     // Without `env`: the process's final env, HOME included (runc's init environment).
-    auto st = run_hooks("startContainer", cfg.start_container_hooks, oci_state_json(s, false), "", &ex.env);
-    if (!st) die(st.error().message());
+    auto hooks = cfg.run_hooks("startContainer", cfg.start_container_hooks, s, &ex.env);
+    if (!hooks) return die(hooks.error().message());
   }
-  exec_payload(cfg, ex.path, argv, envp, -1);
-  die(exec_error(ex.path, errno).message());
-  return 127;
+  st = exec_payload(sys, cfg, ex.path, argv, envp, -1);
+  return st ? 0 : die(st.error().message());
 }
 
 }  // namespace
 
-int run_payload(InitConfig& cfg) {
-  auto ex = prepare(cfg);
+int run_payload(linux::Sys& sys, InitConfig& cfg) {
+  auto ex = prepare(sys, cfg);
   if (!ex) {
     (void)send_error(cfg.sync_fd, std::move(ex).error().context("unable to start container process"));
     return 1;
@@ -268,8 +281,8 @@ int run_payload(InitConfig& cfg) {
   // Built now: nothing after the filter should need to allocate.
   auto argv = c_strings(ex->argv);
   auto envp = c_strings(ex->env);
-  if (cfg.exec_tenant) return finish_tenant(cfg, *ex, argv.data(), envp.data());
-  return finish_init(cfg, *ex, argv.data(), envp.data());
+  if (cfg.exec_tenant) return finish_tenant(sys, cfg, *ex, argv.data(), envp.data());
+  return finish_init(sys, cfg, *ex, argv.data(), envp.data());
 }
 
 }  // namespace berth::container::process

@@ -14,9 +14,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "container/process/init.h"
 #include "container/process/payload.h"
 #include "container/process/spawn.h"
+#include "container/process/steps.h"
 #include "container/process/sync.h"
 #include "linux/namespaces.h"
 #include "linux/process_attrs.h"
@@ -32,33 +32,33 @@ namespace {
 // of them: setns applies it to our children only, and we never become visible in it.
 // Older kernels refuse a pidfd (EINVAL): join /proc/<pid>/ns/* one by one, user first and
 // mount last (every fd is opened before the first join).
-Status join_namespaces(const TenantConfig& t) {
+Status join_namespaces(linux::Sys& sys, const TenantConfig& t) {
   int flags = 0;
   for (const auto& type : t.join_types) flags |= linux::ns_flag(type);
   if (!flags) return ok();
-  if (::setns(t.init_pidfd, flags) == 0) return ok();
-  if (errno != EINVAL) return Error::sys(errno, "setns");
+  auto st = sys.setns(t.init_pidfd, flags);
+  if (st || st.error().err() != EINVAL) return st;
   std::vector<spec::Namespace> entries;
   for (const auto& type : t.join_types)
     entries.push_back({type, "/proc/" + std::to_string(t.init_pid) + "/ns/" + linux::ns_proc_name(type)});
   BERTH_ASSIGN(linux::NamespacePlan plan, linux::plan_namespaces(entries));
   for (const auto& j : plan.joins)
-    BERTH_TRY(linux::real_sys().setns(j.fd.get(), j.flag).context("join " + j.type + " namespace"));
+    BERTH_TRY(sys.setns(j.fd.get(), j.flag).context("join " + j.type + " namespace"));
   return ok();
 }
 
 // `--user NAME[:GID]`: the uid and primary gid from the container's passwd; without a
 // group, the user's groups from its group file too (the implicit form of runc's user
 // lookup, which is what Docker sends as additionalGids).
-Status resolve_user(TenantConfig& t) {
+Status resolve_user(linux::Sys& sys, TenantConfig& t) {
   if (t.user_name.empty()) return ok();
-  auto passwd = file::read("/etc/passwd", 4u << 20);
+  auto passwd = sys.read_file("/etc/passwd");
   BERTH_ASSIGN(auto ids, linux::parse_user_spec(t.user_name, passwd ? *passwd : std::string()));
   spec::User& u = t.payload.process.user;
   u.uid = ids.first;
   u.gid = ids.second;
   if (t.user_name.find(':') != std::string::npos) return ok();
-  auto group = file::read("/etc/group", 4u << 20);
+  auto group = sys.read_file("/etc/group");
   std::string name = t.user_name;
   for (gid_t g : linux::groups_of(group ? *group : std::string(), name)) u.additional_gids.push_back(g);
   return ok();
@@ -69,62 +69,67 @@ Status resolve_user(TenantConfig& t) {
 // would fire then. The parent sends kGo once it adopted us (it is a child subreaper);
 // only then is the signal armed, and a parent that died in between shows as a closed
 // socket.
-Status settle(TenantConfig& t) {
-  InitConfig& cfg = t.payload;
-  BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  char b;
-  if (::recv(cfg.sync_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0) return Error::generic("sync: the runtime is gone");
-  if (::setsid() < 0) return Error::sys(errno, "setsid");
-  BERTH_TRY(resolve_user(t));
-  BERTH_TRY(apply_process_attributes(cfg));
-  if (cfg.process.terminal) {
-    // Joining the mount namespace made its root our root and cwd.
-    UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!root) return Error::sys(errno, "open the container's root");
-    BERTH_TRY(open_console(cfg, root.get(), nullptr).context("set up console"));
-  }
-  return ok();
-}
-
-int process_main(TenantConfig& t) {
-  auto st = settle(t);
+int process_main(linux::Sys& sys, TenantConfig& t) {
+  auto st = tenant_settle(sys, t);
   if (!st) {
     (void)send_error(t.payload.sync_fd, std::move(st).error().context("unable to start container process"));
     return 1;
   }
-  return run_payload(t.payload);
+  return run_payload(sys, t.payload);
 }
 
 // The intermediate: outside the container's pid namespace, so nothing in the container
 // can see it while it still holds the host's root, cwd and mount namespace.
-Result<OwnedPid> enter(TenantConfig& t) {
+Result<OwnedPid> enter(linux::Sys& sys, TenantConfig& t) {
+  BERTH_TRY(tenant_enter(sys, t));
+  return fork_child([&] { return process_main(sys, t); }).context("fork the process into the container");
+}
+
+}  // namespace
+
+Status tenant_settle(linux::Sys& sys, TenantConfig& t) {
+  InitConfig& cfg = t.payload;
+  BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
+  BERTH_TRY(sys.prctl(PR_SET_PDEATHSIG, SIGKILL).context("set the parent death signal"));
+  char b;
+  if (::recv(cfg.sync_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0) return Error::generic("sync: the runtime is gone");
+  BERTH_TRY(sys.setsid());
+  BERTH_TRY(resolve_user(sys, t));
+  BERTH_TRY(apply_process_attributes(sys, cfg));
+  if (cfg.process.terminal) {
+    // Joining the mount namespace made its root our root and cwd.
+    UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root) return Error::sys(errno, "open the container's root");
+    BERTH_TRY(open_console(sys, cfg, root.get(), nullptr).context("set up console"));
+  }
+  return ok();
+}
+
+Status tenant_enter(linux::Sys& sys, TenantConfig& t) {
   InitConfig& cfg = t.payload;
   reset_signals();
   // Born non-dumpable (the parent is), and so is the process we fork: nothing in the
   // container may ptrace it or open its /proc files while berth's memory is mapped there
   // (CVE-2019-5736).
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  BERTH_TRY(sys.prctl(PR_SET_PDEATHSIG, SIGKILL).context("set the parent death signal"));
   BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
   // process.oomScoreAdj here, through the host's /proc, and inherited by the process we
   // fork: written after the joins it would go through the container's /proc, which a
   // container holding CAP_SYS_ADMIN can replace, leaving the process with the caller's
   // value (a shim's is often -998) instead (CVE-2025-52881 class).
   if (cfg.process.oom_score_adj) {
-    BERTH_TRY(linux::set_oom_score_adj(*cfg.process.oom_score_adj));
+    BERTH_TRY(sys.set_oom_score_adj(*cfg.process.oom_score_adj));
     cfg.process.oom_score_adj.reset();
   }
-  BERTH_TRY(join_namespaces(t).context("join namespaces of the container"));
+  BERTH_TRY(join_namespaces(sys, t).context("join namespaces of the container"));
   // The init's pidfd is of no use to the process: it leaves with us.
   ::close(t.init_pidfd);
   t.init_pidfd = -1;
-  return fork_child([&] { return process_main(t); }).context("fork the process into the container");
+  return ok();
 }
 
-}  // namespace
-
 int tenant_main(TenantConfig& t) {
-  auto child = enter(t);
+  auto child = enter(linux::real_sys(), t);
   if (!child) {
     (void)send_error(t.payload.sync_fd, std::move(child).error().context("unable to start container process"));
     return 1;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "container/process/init_config.h"
+#include "linux/sys.h"
 
 namespace berth::container::process {
 
@@ -30,5 +31,14 @@ struct TenantConfig {
 // The child's entry point: forks the process, reports it (kPid) and returns 0, or an exit
 // status after reporting the error.
 int tenant_main(TenantConfig& t);
+
+// The tenant's sequences over the seam (tenant_main runs them with linux::real_sys()).
+// Enter, in the intermediate: parent death signal, wait for kGo, process.oomScoreAdj
+// through the host's /proc, the namespace joins (one setns on the init's pidfd; on older
+// kernels one setns per namespace, user first, mount last); the fork follows. Settle, in
+// the process: wait for kGo (adopted), parent death signal, new session, `--user NAME`,
+// process attributes, the pty (the payload follows: payload.h).
+Status tenant_enter(linux::Sys& sys, TenantConfig& t);
+Status tenant_settle(linux::Sys& sys, TenantConfig& t);
 
 }  // namespace berth::container::process

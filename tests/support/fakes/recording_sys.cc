@@ -3,6 +3,7 @@
 #include "support/fakes/recording_sys.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/sysmacros.h>
@@ -69,6 +70,12 @@ std::string clear_text(uint64_t clr) {
   std::string rest = linux::rootfs::attr_text(clr & ~MOUNT_ATTR__ATIME);
   if (!(clr & MOUNT_ATTR__ATIME)) return rest;
   return rest == "0" ? "atime" : "atime|" + rest;
+}
+
+std::string ns_flags(unsigned f) {
+  return bits(f, {{CLONE_NEWUSER, "CLONE_NEWUSER"}, {CLONE_NEWNS, "CLONE_NEWNS"}, {CLONE_NEWPID, "CLONE_NEWPID"},
+                  {CLONE_NEWNET, "CLONE_NEWNET"}, {CLONE_NEWIPC, "CLONE_NEWIPC"}, {CLONE_NEWUTS, "CLONE_NEWUTS"},
+                  {CLONE_NEWCGROUP, "CLONE_NEWCGROUP"}, {CLONE_NEWTIME, "CLONE_NEWTIME"}});
 }
 
 char kind_of(mode_t mode) {
@@ -309,12 +316,12 @@ Status RecordingSys::chdir(const std::string& path) {
 
 Status RecordingSys::setns(int fd, int nstype) {
   int err = begin("setns");
-  return finish("setns(" + show_fd(fd) + ", " + std::to_string(nstype) + ")", err);
+  return finish("setns(" + show_fd(fd) + ", " + ns_flags(static_cast<unsigned>(nstype)) + ")", err);
 }
 
 Status RecordingSys::unshare(int flags) {
   int err = begin("unshare");
-  return finish("unshare(" + octal(static_cast<unsigned>(flags)) + ")", err);
+  return finish("unshare(" + ns_flags(static_cast<unsigned>(flags)) + ")", err);
 }
 
 Status RecordingSys::sethostname(const std::string& name) {

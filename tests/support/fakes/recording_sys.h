@@ -80,6 +80,26 @@ class RecordingSys : public linux::Sys {
   Status setresgid(gid_t gid) override;
   Status clear_groups() override;
   mode_t umask(mode_t mask) override;
+  // The process engine (recording_sys_process.cc).
+  Status set_groups(const std::vector<gid_t>& groups) override;
+  Status setsid() override;
+  Status prctl(int option, unsigned long arg2) override;
+  Status drop_bounding_caps(uint64_t keep) override;
+  Status capset(const linux::CapSets& caps) override;
+  Status set_ambient_caps(uint64_t ambient) override;
+  Result<UniqueFd> seccomp_set_filter(std::string_view program, unsigned flags) override;
+  Status set_rlimits(const std::vector<spec::Rlimit>& rlimits) override;
+  Status set_oom_score_adj(int64_t value) override;
+  Status join_session_keyring(const std::string& container_id) override;
+  Status set_scheduler(const spec::Scheduler& s) override;
+  Status set_io_priority(const spec::IoPriority& p) override;
+  Status set_personality(const spec::Personality& p) override;
+  Status set_memory_policy(const spec::MemoryPolicy& m) override;
+  Status set_controlling_tty(int peer_fd) override;
+  Status close_range(unsigned first, unsigned last) override;
+  Status clear_cloexec(int fd) override;
+  Status execve(const char* path, char* const* argv, char* const* envp) override;
+  Status pidfd_kill(int pidfd) override;
   Result<UniqueFd> make_userns(const std::string& uid_map, const std::string& gid_map) override;
   Status run_program(int fd, const std::vector<std::string>& argv) override;
 

@@ -40,6 +40,7 @@ const char* errno_name(int e) {
     case EROFS: return "EROFS";
     case ENOSPC: return "ENOSPC";
     case EXDEV: return "EXDEV";
+    case EIO: return "EIO";
     default: return "E?";
   }
 }

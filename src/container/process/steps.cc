@@ -1,0 +1,49 @@
+// The steps an init and an exec tenant share (see steps.h).
+#include "container/process/steps.h"
+
+#include <signal.h>
+
+#include "linux/console.h"
+#include "linux/rootfs/apply.h"
+
+namespace berth::container::process {
+
+// The payload inherits the mask and dispositions across execve: start it clean, whatever
+// the runtime had blocked (a foreground `run` or `exec` blocks everything for its signalfd).
+void reset_signals() {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int s = 1; s < NSIG; ++s)
+    if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
+}
+
+Status wait_for(int sock, Msg type) {
+  BERTH_ASSIGN(Message m, receive(sock));
+  if (m.type == Msg::kError) return to_error(m);
+  if (m.type != type) return Error::generic("sync: unexpected message from the runtime");
+  return ok();
+}
+
+Status open_console(linux::Sys& sys, InitConfig& cfg, int root_fd, linux::rootfs::Applier* fs) {
+  // Opening the pty changes nothing outside this process (openat2 beneath the root, the
+  // unlock ioctl on our own pty): only the steps after it go through the seam.
+  BERTH_ASSIGN(linux::Pty pty, linux::open_pty(root_fd, "/dev/ptmx", cfg.process.console_size));
+  if (fs) BERTH_TRY(fs->console(pty.peer.get()));
+  BERTH_TRY(sys.set_controlling_tty(pty.peer.get()));
+  return send(cfg.sync_fd, Msg::kConsole, 0, pty.name, pty.master.get());
+}
+
+Status apply_process_attributes(linux::Sys& sys, const InitConfig& cfg) {
+  const spec::Process& p = cfg.process;
+  if (!p.rlimits.empty()) BERTH_TRY(sys.set_rlimits(p.rlimits));
+  if (p.oom_score_adj) BERTH_TRY(sys.set_oom_score_adj(*p.oom_score_adj));
+  if (cfg.new_keyring) BERTH_TRY(sys.join_session_keyring(cfg.container_id));
+  if (p.scheduler) BERTH_TRY(sys.set_scheduler(*p.scheduler));
+  if (p.io_priority) BERTH_TRY(sys.set_io_priority(*p.io_priority));
+  if (cfg.personality) BERTH_TRY(sys.set_personality(*cfg.personality));
+  if (cfg.memory_policy) BERTH_TRY(sys.set_memory_policy(*cfg.memory_policy));
+  return ok();
+}
+
+}  // namespace berth::container::process

@@ -1,0 +1,343 @@
+// Golden order of the process engine's system calls (src/container/process/*), run against
+// RecordingSys: the identity and privilege drop of the payload (groups < gid < uid <
+// capabilities < no_new_privs < seccomp < close_range < execve; seccomp before the drop
+// without noNewPrivileges, as loading it then needs CAP_SYS_ADMIN), the namespace joins of
+// an exec tenant and of an init joining namespaces, the init's stages, and what each
+// sequence tells the runtime over the sync socket.
+#include <gtest/gtest.h>
+#include <sched.h>
+
+
+#include "linux/namespaces.h"
+#include "unit/container/process_fixture.h"
+
+namespace berth::container::process::testing {
+namespace {
+
+// The payload of an exec tenant for each identity (the sync socket is fd 100: it stays
+// open, close-on-exec, until execve).
+const char* const kTenantPayloads[][2] = {
+    {"root_defaults", R"(chdir("/srv/app")
+prctl(PR_SET_KEEPCAPS, 1)
+drop_bounding_caps(keep 0x20000420)
+set_groups([])
+setresgid(0)
+setresuid(0)
+prctl(PR_SET_KEEPCAPS, 0)
+capset(effective 0x20000420, permitted 0x20000420, inheritable 0)
+set_ambient_caps(0x400)
+umask(022) = 022
+prctl(PR_SET_PDEATHSIG, 0)
+close_range(3, 99)
+close_range(101, ~0)
+execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/root"])
+)"},
+    {"user_nnp_seccomp_groups", R"(chdir("/srv/app")
+prctl(PR_SET_KEEPCAPS, 1)
+drop_bounding_caps(keep 0x20000420)
+set_groups([10, 29])
+setresgid(1000)
+setresuid(1000)
+prctl(PR_SET_KEEPCAPS, 0)
+capset(effective 0x20000420, permitted 0x20000420, inheritable 0)
+set_ambient_caps(0x400)
+prctl(PR_SET_NO_NEW_PRIVS, 1)
+umask(022) = 022
+seccomp_set_filter(0 insns, 0)
+prctl(PR_SET_PDEATHSIG, 0)
+close_range(3, 99)
+close_range(101, ~0)
+execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/home/u"])
+)"},
+    // Without noNewPrivileges the filter is loaded while CAP_SYS_ADMIN is still held.
+    {"user_seccomp_without_nnp", R"(chdir("/srv/app")
+seccomp_set_filter(0 insns, 0)
+prctl(PR_SET_KEEPCAPS, 1)
+drop_bounding_caps(keep 0x20000420)
+set_groups([])
+setresgid(1000)
+setresuid(1000)
+prctl(PR_SET_KEEPCAPS, 0)
+capset(effective 0x20000420, permitted 0x20000420, inheritable 0)
+set_ambient_caps(0x400)
+umask(022) = 022
+prctl(PR_SET_PDEATHSIG, 0)
+close_range(3, 99)
+close_range(101, ~0)
+execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/home/u"])
+)"},
+    // A user namespace whose maps' writer could not map groups: setgroups is denied
+    // (EPERM) and, with no additionalGids, that is no error.
+    {"rootless_no_caps", R"(chdir("/srv/app")
+set_groups([]) = -EPERM
+setresgid(0)
+setresuid(0)
+prctl(PR_SET_NO_NEW_PRIVS, 1)
+umask(022) = 022
+prctl(PR_SET_PDEATHSIG, 0)
+close_range(3, 99)
+close_range(101, ~0)
+execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/root"])
+)"},
+};
+
+std::string tenant_payload(const std::string& identity) {
+  for (const auto& [name, log] : kTenantPayloads)
+    if (identity == name) return log;
+  return "(no golden log)";
+}
+
+// Index of the first log line starting with `prefix` (-1: none).
+int at(const test::RecordingSys& sys, const std::string& prefix) {
+  const auto& log = sys.log();
+  for (size_t i = 0; i < log.size(); ++i)
+    if (log[i].rfind(prefix, 0) == 0) return static_cast<int>(i);
+  return -1;
+}
+
+// The invariant the golden logs spell out, checked on its own.
+void expect_privilege_order(const test::RecordingSys& sys, const Identity& id) {
+  std::vector<std::string> chain = {"set_groups(", "setresgid(", "setresuid("};
+  if (id.caps) chain.push_back("capset(");
+  if (id.no_new_privileges) chain.push_back("prctl(PR_SET_NO_NEW_PRIVS");
+  if (id.seccomp && id.no_new_privileges) chain.push_back("seccomp_set_filter(");
+  chain.push_back("close_range(");
+  chain.push_back("execve(");
+  for (size_t i = 1; i < chain.size(); ++i) {
+    EXPECT_GE(at(sys, chain[i - 1]), 0) << chain[i - 1];
+    EXPECT_LT(at(sys, chain[i - 1]), at(sys, chain[i])) << chain[i - 1] << " before " << chain[i];
+  }
+  if (id.seccomp && !id.no_new_privileges) {
+    EXPECT_LT(at(sys, "seccomp_set_filter("), at(sys, "prctl(PR_SET_KEEPCAPS, 1)"));
+  }
+  if (id.caps) {
+    EXPECT_LT(at(sys, "drop_bounding_caps("), at(sys, "set_groups("));
+  }
+}
+
+class PayloadOrder : public ::testing::TestWithParam<Identity> {};
+
+TEST_P(PayloadOrder, TenantDropsPrivilegesInOrderAndExecsLast) {
+  const Identity& id = GetParam();
+  test::RecordingSys sys;
+  add_user_files(sys);
+  sys.add_dir("/srv/app");
+  Channel ch;
+  InitConfig cfg = payload_config(id, ch.child(), true);
+  if (!id.caps) sys.fail("set_groups", 1, EPERM);
+  EXPECT_EQ(run_payload(sys, cfg), 0) << ch.error();
+  EXPECT_EQ(changes(sys), tenant_payload(id.name));
+  expect_privilege_order(sys, id);
+  EXPECT_TRUE(ch.sent().empty());  // a tenant's parent hears the socket close at execve
+}
+
+// The init's payload: the same drop, then kReady, the wait for `start` on exec.fifo, and
+// execve with only stdio (its sync socket is closed by then).
+TEST_P(PayloadOrder, InitReportsReadyWaitsForStartThenExecs) {
+  const Identity& id = GetParam();
+  test::RecordingSys sys;
+  add_user_files(sys);
+  sys.add_dir("/srv/app");
+  Channel ch;
+  int fifo[2];
+  ASSERT_EQ(::pipe2(fifo, O_CLOEXEC), 0);
+  ASSERT_EQ(::write(fifo[1], "0", 1), 1);  // `berth start`
+  InitConfig cfg = payload_config(id, ch.child(), false);
+  cfg.fifo_fd = fifo[0];
+  if (!id.caps) sys.fail("set_groups", 1, EPERM);
+  EXPECT_EQ(run_payload(sys, cfg), 0);
+  ch.child_was_closed();
+  ::close(fifo[0]);
+  ::close(fifo[1]);
+  expect_privilege_order(sys, id);
+  EXPECT_EQ(sys.log()[at(sys, "close_range(")], "close_range(3, ~0)");
+  auto sent = ch.sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].type, Msg::kReady);
+}
+
+INSTANTIATE_TEST_SUITE_P(Identities, PayloadOrder, ::testing::ValuesIn(identities()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(PayloadOrder, PreservedFdsCrossExecveAndNothingElse) {
+  test::RecordingSys sys;
+  add_user_files(sys);
+  sys.add_dir("/srv/app");
+  Channel ch;
+  InitConfig cfg = payload_config(identities()[0], ch.child(), true);
+  cfg.preserve_fds = 2;
+  ASSERT_EQ(run_payload(sys, cfg), 0);
+  std::string log = changes(sys);
+  EXPECT_NE(log.find("close_range(5, 99)\nclose_range(101, ~0)\nclear_cloexec(3)\nclear_cloexec(4)\nexecve("),
+            std::string::npos)
+      << log;
+}
+
+// An init joining namespaces by path: user first (every other join is checked against
+// it), mount last; then the unshares, and root in the joined user namespace.
+TEST(InitStageOne, JoinsUserFirstMountLastThenBecomesNamespaceRoot) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.queue(Msg::kGo);
+  auto plan = linux::plan_namespaces({{"mount", "/proc/self/ns/mnt"},
+                                      {"network", "/proc/self/ns/net"},
+                                      {"pid", ""},
+                                      {"ipc", "/proc/self/ns/ipc"},
+                                      {"user", "/proc/self/ns/user"},
+                                      {"uts", "/proc/self/ns/uts"}});
+  ASSERT_TRUE(plan) << plan.error().message();
+  InitConfig cfg;
+  cfg.sync_fd = ch.child();
+  cfg.ns = &*plan;
+  cfg.unshare_flags = CLONE_NEWPID;
+  auto st = init_stage_one(sys, cfg);
+  ASSERT_TRUE(st) << st.error().message();
+  EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
+prctl(PR_SET_DUMPABLE, 0)
+setns(fd, CLONE_NEWUSER)
+setns(fd, CLONE_NEWIPC)
+setns(fd, CLONE_NEWUTS)
+setns(fd, CLONE_NEWNET)
+setns(fd, CLONE_NEWNS)
+unshare(CLONE_NEWPID)
+clear_groups()
+setresgid(0)
+setresuid(0)
+)");
+  EXPECT_TRUE(ch.sent().empty());
+}
+
+// Rootless: the user namespace is unshared after the start, the runtime maps it
+// (kMapIds ... kGo), and only then does the init turn non-dumpable and create the rest.
+TEST(InitStageOne, LateUserNamespaceIsMappedBeforeAnythingElse) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.queue(Msg::kGo, 2);
+  linux::NamespacePlan plan;
+  plan.new_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID;
+  InitConfig cfg;
+  cfg.sync_fd = ch.child();
+  cfg.ns = &plan;
+  cfg.dumpable_until_mapped = true;
+  cfg.unshare_flags = plan.new_flags;
+  cfg.time_offsets["monotonic"] = {5, 0};
+  sys.add_dir("/proc/self");
+  sys.add_file("/proc/self/timens_offsets");
+  auto st = init_stage_one(sys, cfg);
+  ASSERT_TRUE(st) << st.error().message();
+  EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
+unshare(CLONE_NEWUSER)
+prctl(PR_SET_DUMPABLE, 0)
+unshare(CLONE_NEWNS|CLONE_NEWPID)
+clear_groups()
+setresgid(0)
+setresuid(0)
+openat(AT_FDCWD, "/proc/self/timens_offsets", O_WRONLY|O_NOFOLLOW) = 3
+write_fd(3, "monotonic 5 0\n")
+)");
+  auto sent = ch.sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].type, Msg::kMapIds);
+}
+
+// Stage two without a mount namespace: session, names, chroot, then the attributes, in
+// the order the runtime-spec lists them.
+TEST(InitStageTwo, SessionNamesRootThenProcessAttributes) {
+  test::RecordingSys sys;
+  sys.add_dir("/rootfs");
+  Channel ch;
+  linux::NamespacePlan plan;
+  InitConfig cfg;
+  cfg.sync_fd = ch.child();
+  cfg.ns = &plan;
+  cfg.container_id = "c1";
+  cfg.set_hostname = cfg.set_domainname = true;
+  cfg.hostname = "box";
+  cfg.domainname = "example";
+  cfg.chroot = "/rootfs";
+  cfg.process.rlimits = {{"RLIMIT_NOFILE", 1024, 512}};
+  cfg.process.oom_score_adj = 100;
+  cfg.process.scheduler = spec::Scheduler{"SCHED_BATCH", 5, 0, {}, 0, 0, 0};
+  cfg.process.io_priority = spec::IoPriority{"IOPRIO_CLASS_BE", 4};
+  cfg.personality = spec::Personality{"LINUX", {}};
+  cfg.memory_policy = spec::MemoryPolicy{"MPOL_BIND", "0", {}};
+  ASSERT_TRUE(init_stage_two(sys, cfg));
+  EXPECT_EQ(changes(sys), R"(setsid()
+sethostname("box")
+setdomainname("example")
+chroot("/rootfs")
+chdir("/")
+set_rlimits([RLIMIT_NOFILE=512:1024])
+set_oom_score_adj(100)
+join_session_keyring("c1")
+set_scheduler(SCHED_BATCH, nice 5)
+set_io_priority(IOPRIO_CLASS_BE, 4)
+set_personality(LINUX)
+set_memory_policy(MPOL_BIND, "0")
+)");
+}
+
+// exec: oomScoreAdj through the host's /proc before any join, then one setns on the
+// init's pidfd with every namespace at once.
+TEST(TenantEnter, OomScoreBeforeOneAtomicJoin) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.queue(Msg::kGo);
+  TenantConfig t;
+  t.payload.sync_fd = ch.child();
+  t.payload.process.oom_score_adj = -500;
+  t.init_pidfd = sys.fake_fd("/[pidfd]");
+  t.join_types = {"user", "ipc", "uts", "network", "pid", "cgroup", "mount"};
+  ASSERT_TRUE(tenant_enter(sys, t));
+  EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
+set_oom_score_adj(-500)
+setns(fd, CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWIPC|CLONE_NEWUTS|CLONE_NEWCGROUP)
+)");
+  EXPECT_EQ(t.init_pidfd, -1);  // it does not go with the process
+}
+
+// A kernel without setns on a pidfd (EINVAL): one namespace file at a time, user first,
+// mount last.
+TEST(TenantEnter, OlderKernelsJoinOneByOneUserFirstMountLast) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.queue(Msg::kGo);
+  sys.fail("setns", 1, EINVAL);
+  TenantConfig t;
+  t.payload.sync_fd = ch.child();
+  t.init_pid = ::getpid();
+  t.init_pidfd = sys.fake_fd("/[pidfd]");
+  t.join_types = {"mount", "pid", "network", "user", "ipc"};
+  ASSERT_TRUE(tenant_enter(sys, t));
+  EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
+setns(fd, CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWIPC) = -EINVAL
+setns(fd, CLONE_NEWUSER)
+setns(fd, CLONE_NEWIPC)
+setns(fd, CLONE_NEWNET)
+setns(fd, CLONE_NEWPID)
+setns(fd, CLONE_NEWNS)
+)");
+}
+
+// The process, once adopted: death signal, session, `--user NAME` from the container's
+// passwd and group files (the implicit groups of runc's lookup), the attributes.
+TEST(TenantSettle, AdoptedThenSessionUserAndAttributes) {
+  test::RecordingSys sys;
+  add_user_files(sys);
+  Channel ch;
+  ch.queue(Msg::kGo);
+  TenantConfig t;
+  t.payload.sync_fd = ch.child();
+  t.payload.container_id = "c1";
+  t.user_name = "u";
+  ASSERT_TRUE(tenant_settle(sys, t));
+  EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
+setsid()
+join_session_keyring("c1")
+)");
+  EXPECT_EQ(t.payload.process.user.uid, 1000u);
+  EXPECT_EQ(t.payload.process.user.additional_gids, (std::vector<uint32_t>{10, 29}));
+}
+
+}  // namespace
+}  // namespace berth::container::process::testing
