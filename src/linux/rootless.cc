@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <sstream>
+#include <vector>
 
 #include "util/file.h"
 #include "util/strings.h"
@@ -12,11 +12,19 @@
 namespace berth::linux {
 
 bool is_initial_uid_map(std::string_view uid_map) {
-  // The kernel pads each field ("         0          0 4294967295").
-  std::istringstream in{std::string(uid_map)};
-  std::string a, b, n, extra;
-  in >> a >> b >> n;
-  return a == "0" && b == "0" && n == "4294967295" && !(in >> extra);
+  // The kernel pads each field ("         0          0 4294967295"). Split by hand: an
+  // istringstream here pulled libstdc++'s whole locale machinery (330 KB of text, and its
+  // set-up on every create) into the binary (docs/performance.md).
+  std::vector<std::string_view> fields;
+  size_t i = 0;
+  auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  while (i < uid_map.size()) {
+    while (i < uid_map.size() && space(uid_map[i])) ++i;
+    size_t start = i;
+    while (i < uid_map.size() && !space(uid_map[i])) ++i;
+    if (i > start) fields.push_back(uid_map.substr(start, i - start));
+  }
+  return fields.size() == 3 && fields[0] == "0" && fields[1] == "0" && fields[2] == "4294967295";
 }
 
 bool running_in_user_ns() {

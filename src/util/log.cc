@@ -18,13 +18,15 @@ struct State {
   Format format = Format::kText;
   bool debug = false;
   bool tty = false;
+  bool stderr_tty = false;  // looked at once per process: configure() reuses it
   struct timespec start {};
 };
 
 State& state() {
   static State s = [] {
     State init;
-    init.tty = ::isatty(STDERR_FILENO) == 1;
+    init.stderr_tty = ::isatty(STDERR_FILENO) == 1;
+    init.tty = init.stderr_tty;
     clock_gettime(CLOCK_MONOTONIC, &init.start);
     return init;
   }();
@@ -88,7 +90,7 @@ void configure(int fd, Format format, bool debug) {
   s.fd = fd < 0 ? STDERR_FILENO : fd;
   s.format = format;
   s.debug = debug;
-  s.tty = fd < 0 && ::isatty(STDERR_FILENO) == 1;
+  s.tty = fd < 0 && s.stderr_tty;
 }
 
 bool debug_enabled() { return state().debug; }

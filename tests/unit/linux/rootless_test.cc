@@ -16,6 +16,11 @@ TEST(RootlessPlan, InitialUidMapIsTheHostsIdentity) {
   EXPECT_FALSE(is_initial_uid_map("0 0 4294967294\n"));
   EXPECT_FALSE(is_initial_uid_map("0 0 4294967295\n1 1 1\n"));
   EXPECT_FALSE(is_initial_uid_map(""));
+  EXPECT_TRUE(is_initial_uid_map("0 0 4294967295"));
+  EXPECT_TRUE(is_initial_uid_map("\t0\t0\t4294967295 \n"));
+  EXPECT_FALSE(is_initial_uid_map("0 0"));
+  EXPECT_FALSE(is_initial_uid_map("00 0 4294967295"));
+  EXPECT_FALSE(is_initial_uid_map("0 0 4294967295x"));
 }
 
 TEST(RootlessPlan, FlagIsParsedAsGoParsesBoolsOrAuto) {
