@@ -46,7 +46,7 @@ struct Lib {
   BERTH_SD(sd_bus_call)
   BERTH_SD(sd_bus_error_free)
   BERTH_SD(sd_bus_error_get_errno)
-  BERTH_SD(sd_bus_match_signal)
+  BERTH_SD(sd_bus_match_signal_async)
   BERTH_SD(sd_bus_process)
   BERTH_SD(sd_bus_wait)
   BERTH_SD(sd_bus_slot_unref)
@@ -72,7 +72,7 @@ Result<const Lib*> lib() {
   BERTH_SD(sd_bus_message_append_array) BERTH_SD(sd_bus_message_open_container)
   BERTH_SD(sd_bus_message_close_container) BERTH_SD(sd_bus_message_read_basic)
   BERTH_SD(sd_bus_message_enter_container) BERTH_SD(sd_bus_message_exit_container) BERTH_SD(sd_bus_call)
-  BERTH_SD(sd_bus_error_free) BERTH_SD(sd_bus_error_get_errno) BERTH_SD(sd_bus_match_signal)
+  BERTH_SD(sd_bus_error_free) BERTH_SD(sd_bus_error_get_errno) BERTH_SD(sd_bus_match_signal_async)
   BERTH_SD(sd_bus_process) BERTH_SD(sd_bus_wait) BERTH_SD(sd_bus_slot_unref)
 #undef BERTH_SD
   if (!ok) {
@@ -113,11 +113,14 @@ class SdBus final : public Bus {
 
   Status watch_jobs() {
     // Installed before any job exists: JobRemoved may come in the same read as the reply.
-    // On the bus this is an AddMatch round trip to the daemon; on systemd's private socket
-    // a local filter only (systemd sends its signals to every direct client, and they carry
-    // no sender there, so none is matched).
-    int r = l_->sd_bus_match_signal(bus_, &match_, direct_ ? nullptr : kDest, kPath, kManager, "JobRemoved",
-                                    &SdBus::on_job_removed, this);
+    // On the bus the AddMatch is sent but its reply not waited for (as crun): the daemon
+    // handles one connection's messages in order, so the match is in place before any
+    // call that makes a job reaches systemd; a refused AddMatch closes the connection
+    // (sd-bus), so the next call fails instead of waiting. On systemd's private socket it
+    // is a local filter only (systemd sends its signals to every direct client, and they
+    // carry no sender there, so none is matched).
+    int r = l_->sd_bus_match_signal_async(bus_, &match_, direct_ ? nullptr : kDest, kPath, kManager, "JobRemoved",
+                                          &SdBus::on_job_removed, nullptr, this);
     if (r < 0) return Error::sys(-r, "systemd: watch JobRemoved");
     return ok();
   }
