@@ -37,8 +37,9 @@ class Bus {
 inline constexpr int kCallTimeoutMs = 10000;
 inline constexpr int kJobTimeoutMs = 30000;
 
-// The system bus through libsystemd, loaded on first use (dlopen), so that berth without
-// --systemd-cgroup never maps it. Fails with one clear line when systemd is not running,
+// The system's manager through libsystemd, loaded on first use (dlopen), so that berth
+// without --systemd-cgroup never maps it: for root over systemd's private socket (one hop,
+// as systemctl), else, or when that socket is unusable, the system bus. Fails with one clear line when systemd is not running,
 // libsystemd is missing, or the bus does not answer.
 Result<std::unique_ptr<Bus>> connect_system_bus();
 // The caller's own user bus, for rootless containers (runc's systemdUser): the user's

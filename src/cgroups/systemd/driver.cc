@@ -3,6 +3,7 @@
 #include "cgroups/systemd/driver.h"
 
 #include <cerrno>
+#include <limits>
 
 #include "util/rollback.h"
 #include "util/strings.h"
@@ -86,6 +87,27 @@ Result<std::vector<Property>> start_properties(const Plan& p, pid_t pid,
   return out;
 }
 
+namespace {
+
+// `build`'s properties for the running systemd. Only a few depend on its version
+// (AllowedCPUs, CPUQuotaPeriodUSec, cpu.idle's CPUWeight=0, each gated as runc gates it),
+// and most specs set none of them: when the list built for the oldest and for the newest
+// systemd is the same, the version cannot change it and its D-Bus round trip is skipped.
+// Nothing is cached across calls, so an upgraded or re-executed systemd is always asked.
+template <class Build>
+Result<std::vector<Property>> versioned(Bus& bus, PropertyOptions o, const Build& build) {
+  o.systemd_version = -1;  // as when the version cannot be read
+  auto oldest = build(o);
+  o.systemd_version = std::numeric_limits<int>::max();
+  auto newest = build(o);
+  if (oldest && newest && *oldest == *newest) return newest;
+  auto version = bus.version();
+  o.systemd_version = version ? parse_version(*version) : -1;
+  return build(o);
+}
+
+}  // namespace
+
 Status start_unit(Bus& bus, const std::string& name, const std::vector<Property>& props) {
   auto job = bus.start_transient_unit(name, props);
   if (!job && job.error().err() == EEXIST) {
@@ -123,9 +145,9 @@ Status stop_unit(Bus& bus, const std::string& name) {
 Result<Manager> start(Bus& bus, const Plan& p, pid_t pid, const std::map<std::string, std::string>& annotations) {
   PropertyOptions o;
   o.v2 = p.v2;
-  auto version = bus.version();
-  o.systemd_version = version ? parse_version(*version) : -1;
-  BERTH_ASSIGN(auto props, start_properties(p, pid, annotations, o));
+  BERTH_ASSIGN(auto props, versioned(bus, o, [&](const PropertyOptions& vo) {
+    return start_properties(p, pid, annotations, vo);
+  }));
   BERTH_TRY(start_unit(bus, p.unit.name, props));
   Rollback undo;
   undo.push([&bus, &p] { (void)stop_unit(bus, p.unit.name); });
@@ -141,9 +163,9 @@ Status update(Bus& bus, const std::string& unit, Manager& m, const spec::Resourc
               const std::vector<DeviceRule>* devices) {
   PropertyOptions o;
   o.v2 = m.layout() == Layout::kV2;
-  auto version = bus.version();
-  o.systemd_version = version ? parse_version(*version) : -1;
-  BERTH_ASSIGN(auto props, resource_properties(r, devices, o));
+  BERTH_ASSIGN(auto props, versioned(bus, o, [&](const PropertyOptions& vo) {
+    return resource_properties(r, devices, vo);
+  }));
   if (!props.empty()) BERTH_TRY(bus.set_unit_properties(unit, props).context("unable to set unit properties"));
   return m.update(r, devices);
 }

@@ -1,8 +1,11 @@
-// The real systemd bus (connect_system_bus, bus.h): sd-bus from libsystemd, dlopen'd on the
-// first --systemd-cgroup call only (every other berth call stays free of libsystemd and its
-// compression and crypto libraries, which would cost each invocation startup time).
+// The real systemd bus (connect_system_bus, bus.h): sd-bus from libsystemd, over systemd's
+// private socket for root (else the system bus), dlopen'd on the first --systemd-cgroup
+// call only (every other berth call stays free of libsystemd and its compression and
+// crypto libraries, which would cost each invocation startup time).
 #include <dlfcn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <systemd/sd-bus.h>
 #include <time.h>
 
@@ -11,6 +14,7 @@
 #include <map>
 
 #include "cgroups/systemd/bus.h"
+#include "util/log.h"
 
 namespace berth::cgroups::systemd {
 namespace {
@@ -24,6 +28,10 @@ struct Lib {
 #define BERTH_SD(name) decltype(&::name) name = nullptr;
   BERTH_SD(sd_bus_open_system)
   BERTH_SD(sd_bus_open_user)
+  BERTH_SD(sd_bus_new)
+  BERTH_SD(sd_bus_set_address)
+  BERTH_SD(sd_bus_start)
+  BERTH_SD(sd_bus_get_fd)
   BERTH_SD(sd_bus_flush_close_unref)
   BERTH_SD(sd_bus_set_method_call_timeout)
   BERTH_SD(sd_bus_message_new_method_call)
@@ -38,7 +46,7 @@ struct Lib {
   BERTH_SD(sd_bus_call)
   BERTH_SD(sd_bus_error_free)
   BERTH_SD(sd_bus_error_get_errno)
-  BERTH_SD(sd_bus_match_signal)
+  BERTH_SD(sd_bus_match_signal_async)
   BERTH_SD(sd_bus_process)
   BERTH_SD(sd_bus_wait)
   BERTH_SD(sd_bus_slot_unref)
@@ -58,12 +66,13 @@ Result<const Lib*> lib() {
   }
   bool ok = true;
 #define BERTH_SD(name) ok = ok && (l.name = reinterpret_cast<decltype(l.name)>(::dlsym(h, #name)));
-  BERTH_SD(sd_bus_open_system) BERTH_SD(sd_bus_open_user) BERTH_SD(sd_bus_flush_close_unref) BERTH_SD(sd_bus_set_method_call_timeout)
+  BERTH_SD(sd_bus_open_system) BERTH_SD(sd_bus_open_user) BERTH_SD(sd_bus_new) BERTH_SD(sd_bus_set_address)
+  BERTH_SD(sd_bus_start) BERTH_SD(sd_bus_get_fd) BERTH_SD(sd_bus_flush_close_unref) BERTH_SD(sd_bus_set_method_call_timeout)
   BERTH_SD(sd_bus_message_new_method_call) BERTH_SD(sd_bus_message_unref) BERTH_SD(sd_bus_message_append_basic)
   BERTH_SD(sd_bus_message_append_array) BERTH_SD(sd_bus_message_open_container)
   BERTH_SD(sd_bus_message_close_container) BERTH_SD(sd_bus_message_read_basic)
   BERTH_SD(sd_bus_message_enter_container) BERTH_SD(sd_bus_message_exit_container) BERTH_SD(sd_bus_call)
-  BERTH_SD(sd_bus_error_free) BERTH_SD(sd_bus_error_get_errno) BERTH_SD(sd_bus_match_signal)
+  BERTH_SD(sd_bus_error_free) BERTH_SD(sd_bus_error_get_errno) BERTH_SD(sd_bus_match_signal_async)
   BERTH_SD(sd_bus_process) BERTH_SD(sd_bus_wait) BERTH_SD(sd_bus_slot_unref)
 #undef BERTH_SD
   if (!ok) {
@@ -95,7 +104,8 @@ class Message {
 
 class SdBus final : public Bus {
  public:
-  SdBus(const Lib* l, sd_bus* bus) : l_(l), bus_(bus) {}
+  // direct: connected to systemd itself (its private socket), no bus daemon in between.
+  SdBus(const Lib* l, sd_bus* bus, bool direct) : l_(l), bus_(bus), direct_(direct) {}
   ~SdBus() override {
     if (match_) l_->sd_bus_slot_unref(match_);
     l_->sd_bus_flush_close_unref(bus_);
@@ -103,7 +113,14 @@ class SdBus final : public Bus {
 
   Status watch_jobs() {
     // Installed before any job exists: JobRemoved may come in the same read as the reply.
-    int r = l_->sd_bus_match_signal(bus_, &match_, kDest, kPath, kManager, "JobRemoved", &SdBus::on_job_removed, this);
+    // On the bus the AddMatch is sent but its reply not waited for (as crun): the daemon
+    // handles one connection's messages in order, so the match is in place before any
+    // call that makes a job reaches systemd; a refused AddMatch closes the connection
+    // (sd-bus), so the next call fails instead of waiting. On systemd's private socket it
+    // is a local filter only (systemd sends its signals to every direct client, and they
+    // carry no sender there, so none is matched).
+    int r = l_->sd_bus_match_signal_async(bus_, &match_, direct_ ? nullptr : kDest, kPath, kManager, "JobRemoved",
+                                          &SdBus::on_job_removed, nullptr, this);
     if (r < 0) return Error::sys(-r, "systemd: watch JobRemoved");
     return ok();
   }
@@ -276,9 +293,30 @@ class SdBus final : public Bus {
 
   const Lib* l_;
   sd_bus* bus_;
+  bool direct_;
   sd_bus_slot* match_ = nullptr;
   std::map<std::string, std::string> done_;  // job path → result
 };
+
+// systemd's own socket for root clients (what systemctl uses as root): every call on it
+// is one hop to PID 1 instead of two through dbus-daemon, and it needs no Hello and no
+// AddMatch. Only root can make that path; the peer is checked to be root all the same.
+// nullptr when it is not there or not usable: the system bus is then used, as before.
+sd_bus* open_private(const Lib* l) {
+  if (::geteuid() != 0) return nullptr;
+  sd_bus* bus = nullptr;
+  if (l->sd_bus_new(&bus) < 0) return nullptr;
+  struct ucred cred {};
+  socklen_t len = sizeof cred;
+  int fd = -1;
+  if (l->sd_bus_set_address(bus, "unix:path=/run/systemd/private") < 0 || l->sd_bus_start(bus) < 0 ||
+      (fd = l->sd_bus_get_fd(bus)) < 0 || ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+      cred.pid <= 0 || cred.uid != 0) {
+    l->sd_bus_flush_close_unref(bus);
+    return nullptr;
+  }
+  return bus;
+}
 
 Result<std::unique_ptr<Bus>> connect(bool user) {
   struct stat st;
@@ -286,14 +324,17 @@ Result<std::unique_ptr<Bus>> connect(bool user) {
   if (::lstat("/run/systemd/system", &st) != 0 || !S_ISDIR(st.st_mode))
     return Error::generic("systemd not running on this host, cannot use systemd cgroups manager");
   BERTH_ASSIGN(const Lib* l, lib());
-  sd_bus* bus = nullptr;
-  int r = user ? l->sd_bus_open_user(&bus) : l->sd_bus_open_system(&bus);
+  sd_bus* bus = user ? nullptr : open_private(l);
+  bool direct = bus != nullptr;
+  int r = direct ? 0 : user ? l->sd_bus_open_user(&bus) : l->sd_bus_open_system(&bus);
   if (r < 0) {
     if (!user) return Error::sys(-r, "systemd cgroup driver: cannot connect to the system bus");
     return Error::sys(-r, "systemd cgroup driver (rootless): cannot connect to the user's bus "
                           "($DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus)");
   }
-  auto out = std::make_unique<SdBus>(l, bus);
+  log::debug(direct ? "systemd: connected to /run/systemd/private" : user ? "systemd: connected to the user's bus"
+                                                                        : "systemd: connected to the system bus");
+  auto out = std::make_unique<SdBus>(l, bus, direct);
   (void)l->sd_bus_set_method_call_timeout(bus, static_cast<uint64_t>(kCallTimeoutMs) * 1000u);
   BERTH_TRY(out->watch_jobs());
   return std::unique_ptr<Bus>(std::move(out));

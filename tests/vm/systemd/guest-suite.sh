@@ -92,6 +92,14 @@ $RT delete -f t1 2>&1 | show
 expect "delete: $u" inactive "$(systemctl is-active $u 2>&1)"
 expect "delete: $u not loaded" 0 "$(systemctl list-units --all --plain --no-legend "$u" | wc -l)"
 expect "delete: cgroup gone" no "$([ -d $cg/$u ] && echo yes || echo no)"
+if [ $rt = berth ]; then
+  # as root berth talks to systemd over its private socket, no dbus-daemon hop (--debug says)
+  $RT --debug --systemd-cgroup run -d --bundle /run/b1 t1 </dev/null >/tmp/out 2>&1
+  expect "run -d again: over systemd's private socket" 1 "$(grep -c 'connected to /run/systemd/private' /tmp/out)"
+  $RT --debug delete -f t1 </dev/null >/tmp/out 2>&1
+  expect "delete: over systemd's private socket" 1 "$(grep -c 'connected to /run/systemd/private' /tmp/out)"
+  expect "delete: $u not loaded (private socket)" 0 "$(systemctl list-units --all --plain --no-legend "$u" | wc -l)"
+fi
 
 # A create that fails after the unit was started (the init, in the scope by then, finds no
 # executable): no unit, no cgroup, no state left. Then one refused before the unit (a bind

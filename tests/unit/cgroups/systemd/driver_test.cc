@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <functional>
 #include <string>
@@ -48,7 +49,10 @@ class FakeBus : public Bus {
     log.push_back("reset-failed " + name);
     return ok();
   }
-  Result<std::string> version() override { return std::string("252.39-1~deb12u2"); }
+  Result<std::string> version() override {
+    log.push_back("version");
+    return version_text;
+  }
   Result<std::string> control_group() override { return std::string("/"); }
 
   std::vector<std::string> log;
@@ -56,6 +60,7 @@ class FakeBus : public Bus {
   int exists_times = 0;
   int jobs = 0;
   std::string job_result = "done";
+  std::string version_text = "252.39-1~deb12u2";
   bool job_timeout = false;
   bool unknown_unit = false;
   std::function<void()> on_start;
@@ -198,6 +203,50 @@ TEST(SystemdDriver, StartsTheUnitThenWritesTheFiles) {
   EXPECT_EQ(bus.log.back(), "set docker-abc.scope");
   EXPECT_EQ(texts(bus.set), std::vector<std::string>{"TasksMax=t 7"});
   EXPECT_EQ(f.tree.read(f.tree.file("", "/system.slice/docker-abc.scope", "pids.max")), "7");
+}
+
+// The Version round trip is made only when a version-gated property is in play, and then
+// the answer gates it as before (runc's gates: CPUQuotaPeriodUSec 242, AllowedCPUs 244).
+TEST(SystemdDriver, AsksTheVersionOnlyWhenItMatters) {
+  Fixture f(Layout::kV2);
+  auto p = plan(f.cfg);
+  ASSERT_TRUE(p);
+  FakeBus bus;
+  bus.on_start = [&] { f.tree.add_cgroup("/system.slice/docker-abc.scope"); };
+  auto m = start(bus, *p, 42, {});
+  ASSERT_TRUE(m) << m.error().message();
+  EXPECT_EQ(bus.log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000"}));
+
+  spec::Resources pids;
+  pids.pids = spec::Pids{.limit = 7};
+  ASSERT_TRUE(update(bus, "docker-abc.scope", *m, pids));
+  EXPECT_EQ(bus.log.back(), "set docker-abc.scope");
+  EXPECT_EQ(std::count(bus.log.begin(), bus.log.end(), "version"), 0);
+
+  for (auto [version, want] : {std::pair{"252", true}, std::pair{"241", false}}) {
+    spec::Resources cpu;
+    cpu.cpu = spec::Cpu{};
+    cpu.cpu->quota = 50000;
+    cpu.cpu->period = 200000;
+    bus.log.clear();
+    bus.version_text = version;
+    ASSERT_TRUE(update(bus, "docker-abc.scope", *m, cpu));
+    EXPECT_EQ(bus.log, (std::vector<std::string>{"version", "set docker-abc.scope"}));
+    auto it = std::find_if(bus.set.begin(), bus.set.end(), [](const Property& q) { return q.name == "CPUQuotaPeriodUSec"; });
+    EXPECT_EQ(it != bus.set.end(), want) << version;
+  }
+
+  f.resources.cpu = spec::Cpu{};
+  f.resources.cpu->cpus = "0";
+  auto q = plan(f.cfg);
+  ASSERT_TRUE(q);
+  FakeBus bus2;
+  bus2.version_text = "243";
+  bus2.on_start = [&] { f.tree.add_cgroup("/system.slice/docker-abc.scope"); };
+  ASSERT_TRUE(start(bus2, *q, 42, {}));
+  EXPECT_EQ(bus2.log.front(), "version");
+  EXPECT_EQ(std::find_if(bus2.started.begin(), bus2.started.end(), [](const Property& q) { return q.name == "AllowedCPUs"; }),
+            bus2.started.end());
 }
 
 TEST(SystemdDriver, HybridJoinsTheHierarchiesSystemdLeavesOut) {
