@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "support/harness.h"
+#include "support/recv_fd.h"
 
 namespace berth::test {
 
@@ -140,21 +141,8 @@ class FdSocket {
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, timeout_ms) <= 0) return -1;
     int conn = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    char buf[512] = {};
-    char control[CMSG_SPACE(sizeof(int))] = {};
-    iovec iov{buf, sizeof buf - 1};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t n = ::recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+    int fd = recv_one_fd(conn, payload, 511);
     ::close(conn);
-    cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
-    if (!c) return -1;
-    if (payload) payload->assign(buf, static_cast<size_t>(n));
-    int fd;
-    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
     return fd;
   }
 

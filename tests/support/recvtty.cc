@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "recv_fd.h"
+
 namespace {
 
 int listen_on(const char* path) {
@@ -31,20 +33,8 @@ int listen_on(const char* path) {
 int receive_fd(int listener) {
   int conn = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
   if (conn < 0) return -1;
-  char buf[256];
-  char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec iov{buf, sizeof buf};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+  int fd = berth::test::recv_one_fd(conn, nullptr, 256);
   ::close(conn);
-  cmsghdr* c = n >= 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
-  if (!c || c->cmsg_type != SCM_RIGHTS) return -1;
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
   return fd;
 }
 

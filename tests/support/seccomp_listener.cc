@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "recv_fd.h"
+
 namespace {
 
 void append(const std::string& file, const std::string& line) {
@@ -30,23 +32,11 @@ void append(const std::string& file, const std::string& line) {
 
 // One message: the JSON state, with the listener fd attached.
 int receive_listener(int conn, std::string* state) {
-  char buf[65536];
-  char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec iov{buf, sizeof buf};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
-  if (n <= 0) return -1;
-  state->assign(buf, static_cast<size_t>(n));
+  int fd = berth::test::recv_one_fd(conn, state, 65536);
+  if (fd < 0) return -1;
   // The rest of a long message arrives without the fd.
-  while ((n = ::recv(conn, buf, sizeof buf, MSG_DONTWAIT)) > 0) state->append(buf, static_cast<size_t>(n));
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (!c || c->cmsg_type != SCM_RIGHTS) return -1;
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  char buf[65536];
+  for (ssize_t n; (n = ::recv(conn, buf, sizeof buf, MSG_DONTWAIT)) > 0;) state->append(buf, static_cast<size_t>(n));
   return fd;
 }
 

@@ -114,20 +114,7 @@ Outcome stage_two(test::RecordingSys& sys) {
   sys.add_dir("/rootfs");
   Channel ch;
   linux::NamespacePlan plan;
-  InitConfig cfg;
-  cfg.sync_fd = ch.child();
-  cfg.ns = &plan;
-  cfg.container_id = "c1";
-  cfg.set_hostname = cfg.set_domainname = true;
-  cfg.hostname = "box";
-  cfg.domainname = "example";
-  cfg.chroot = "/rootfs";
-  cfg.process.rlimits = {{"RLIMIT_NOFILE", 1024, 512}};
-  cfg.process.oom_score_adj = 100;
-  cfg.process.scheduler = spec::Scheduler{"SCHED_BATCH", 5, 0, {}, 0, 0, 0};
-  cfg.process.io_priority = spec::IoPriority{"IOPRIO_CLASS_BE", 4};
-  cfg.personality = spec::Personality{"LINUX", {}};
-  cfg.memory_policy = spec::MemoryPolicy{"MPOL_BIND", "0", {}};
+  InitConfig cfg = stage_two_config(ch.child(), &plan);
   return from_status(init_stage_two(sys, cfg));
 }
 

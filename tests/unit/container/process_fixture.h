@@ -129,4 +129,24 @@ inline InitConfig payload_config(const Identity& id, int sync_fd, bool tenant) {
   return cfg;
 }
 
+// Stage two of an init without a mount namespace: names, a chroot and every process
+// attribute set, so that each call of the stage is on the log.
+inline InitConfig stage_two_config(int sync_fd, linux::NamespacePlan* plan) {
+  InitConfig cfg;
+  cfg.sync_fd = sync_fd;
+  cfg.ns = plan;
+  cfg.container_id = "c1";
+  cfg.set_hostname = cfg.set_domainname = true;
+  cfg.hostname = "box";
+  cfg.domainname = "example";
+  cfg.chroot = "/rootfs";
+  cfg.process.rlimits = {{"RLIMIT_NOFILE", 1024, 512}};
+  cfg.process.oom_score_adj = 100;
+  cfg.process.scheduler = spec::Scheduler{"SCHED_BATCH", 5, 0, {}, 0, 0, 0};
+  cfg.process.io_priority = spec::IoPriority{"IOPRIO_CLASS_BE", 4};
+  cfg.personality = spec::Personality{"LINUX", {}};
+  cfg.memory_policy = spec::MemoryPolicy{"MPOL_BIND", "0", {}};
+  return cfg;
+}
+
 }  // namespace berth::container::process::testing
