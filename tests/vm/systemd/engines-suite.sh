@@ -172,7 +172,7 @@ if ! command -v criu >/dev/null; then
 elif ! out=$(criu check 2>&1); then
   say "SKIP podman checkpoint/restore: criu check fails: $(printf '%s\n' "$out" | grep -m1 Error)"
 else
-  t1=$(up); lap "criu-check"
+  t1=$t; lap criu-check
   ud() { echo "/var/lib/containers/storage/overlay-containers/$1/userdata"; }
   # the start (uptime) kept in memory: a restarted counter would show another one. The host's
   # network: with a network namespace of its own (--network none) CRIU saves its contents
@@ -213,7 +213,7 @@ else
   # podman 4.3 keeps the exported spec's cgroupsPath: k2 lands in k1's scope name (runc too)
   expect "podman --import: k2's init in a libpod scope of machine.slice" yes \
     "$(cgof "$($P inspect -f '{{.State.Pid}}' k2 2>/dev/null)" | grep -qx '/machine.slice/libpod-[0-9a-f]\{64\}\.scope' && echo yes)"
-  $P rm -f k1 >/dev/null 2>&1; $P rm -f k2 >/dev/null 2>&1
+  $P rm -f -t 0 k1 >/dev/null 2>&1; $P rm -f -t 0 k2 >/dev/null 2>&1
   rm -f /tmp/k1.tar
   expect "podman rm -f: no container left" "" "$($P ps -aq 2>&1)"
   lap rm
