@@ -88,8 +88,10 @@ void unbind_root(const std::string& at) {
   ::rmdir(at.c_str());
 }
 
-// Bind mount points missing from the rootfs are made as runc makes them before a restore,
-// except under a tmpfs mount (CRIU restores the tmpfs with its content).
+// Mount points missing from the rootfs are made as runc makes them before a restore (a bind's
+// as its source, a file or a directory; every other mount's a directory), except under a
+// tmpfs mount (CRIU restores the tmpfs with its content). A rootfs other than the
+// checkpointed one (podman's restore --import) lacks those the create had made: /proc, /sys.
 Status prepare_mountpoints(const Restoring& c) {
   std::vector<std::string> tmpfs;
   for (const auto& m : c.spec.mounts)
@@ -99,14 +101,14 @@ Status prepare_mountpoints(const Restoring& c) {
   for (const auto& m : c.spec.mounts) {
     bool bind = m.type == "bind";
     for (const auto& o : m.options) bind = bind || o == "bind" || o == "rbind";
-    if (!bind) continue;
     std::string dest = linux::clean_path("/" + m.destination);
     bool under_tmpfs = false;
     for (const auto& t : tmpfs) under_tmpfs = under_tmpfs || str::starts_with(dest, t == "/" ? t : t + "/");
     if (under_tmpfs) continue;
     std::string src = m.source.empty() || m.source[0] == '/' ? m.source : c.record.bundle + "/" + m.source;
     struct stat st;
-    auto leaf = ::stat(src.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) ? linux::Leaf::kFile : linux::Leaf::kDirectory;
+    bool file = bind && ::stat(src.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+    auto leaf = file ? linux::Leaf::kFile : linux::Leaf::kDirectory;
     BERTH_TRY(linux::make_in_root(linux::real_sys(), rootfd.get(), dest, leaf).context("mount point " + dest));
   }
   return ok();

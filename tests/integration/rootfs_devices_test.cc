@@ -37,6 +37,33 @@ TEST_F(RootfsDevices, DefaultNodesAndLinks) {
                 std::string(host_exists("/proc/kcore") ? "core /proc/kcore\n" : "core\n"));
 }
 
+// stdio on the host's /dev/null is moved onto the container's own node after the pivot, as
+// runc does (a descriptor of the host's /dev in the container is one CRIU cannot checkpoint:
+// podman's conmon starts the runtime with stdin on /dev/null); pipes stay as they are.
+// Detached, so that runc too hands its own stdio to the init (in the foreground it makes pipes).
+TEST_F(RootfsDevices, StdioOnTheHostsDevNullBecomesTheContainers) {
+  // the shell's own fds (/proc/$$: a command substitution's fd 1 is its pipe), results on fd 3
+  const std::string probe =
+      "exec 3>/probe.tmp; n=$(stat -c %d:%i /dev/null); for f in 0 1 2; do "
+      "[ \"$(stat -L -c %d:%i /proc/$$/fd/$f)\" = \"$n\" ] && echo $f container >&3 || echo $f host >&3; done; "
+      "mv /probe.tmp /probe";
+  for (const std::string& bin : {berth_binary(), runc_binary()}) {
+    if (bin.empty()) continue;
+    Runtime rt(bin);
+    Bundle b;
+    b.script(probe);
+    std::string id = bin == berth_binary() ? "d-null" : "d-null-runc";
+    b.spec().linux->cgroups_path = std::string(kTestCgroupParent) + "/" + id;
+    b.write();
+    auto r = run_cmd({"sh", "-c", "exec \"$0\" --root \"$1\" run -d --bundle \"$2\" \"$3\" </dev/null >/dev/null 2>&1",
+                      bin, rt.root(), b.path(), id});
+    ASSERT_EQ(r.code, 0) << bin << ": " << r.err;
+    std::string out;
+    for (int i = 0; i < 100 && (out = file_text(b.rootfs() + "/probe")).empty(); ++i) ::usleep(50 * 1000);
+    EXPECT_EQ(out, "0 container\n1 container\n2 container\n") << bin;
+  }
+}
+
 TEST_F(RootfsDevices, SpecDevicesWithModeAndOwner) {
   Runtime rt;
   Bundle b;

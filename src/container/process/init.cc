@@ -23,6 +23,7 @@
 #include "container/process/sync.h"
 #include "linux/rootfs/apply.h"
 #include "linux/rootfs/idmap.h"
+#include "linux/rootfs/stdio_null.h"
 #include "linux/sysctl.h"
 #include "util/fds.h"
 #include "util/file.h"
@@ -89,6 +90,9 @@ Status setup_filesystem(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier
   t.mark("pivot");
   if (!cfg.sysctl.empty()) BERTH_TRY(linux::write_sysctls(sys, cfg.sysctl));
   BERTH_TRY(fs.after_pivot());
+  // runc's reOpenDevNull: stdio on the host's /dev/null is a host descriptor in the container
+  // (CRIU cannot checkpoint it).
+  if (cfg.rootfs->setup_dev) BERTH_TRY(linux::rootfs::reopen_stdio_dev_null().context("stdio"));
   t.mark("after pivot");
   return ok();
 }

@@ -209,6 +209,7 @@ engines_image() {
     "$eco/build-images.sh" "$W/engines-images" > "$W/engines-images.log" 2>&1 || die "build-images.sh (log: $W/engines-images.log)"
   fi
   ROOT=$E; configure   # the suite and the berth binary, as in the base image
+  criu_bits            # criu4: CRIU for podman's checkpoint/restore (a copy older than criu3's lacks it)
   mkdir -p "$E/opt/engines"; rm -rf "$E/opt/engines/cri" "$E/opt/engines/images"
   "$eco/gen-stubs.sh" "$E/opt/engines/cri/gen" > "$W/engines-stubs.log" 2>&1 || die "gen-stubs.sh (log: $W/engines-stubs.log)"
   cp "$eco/cri_lib.py" "$eco/scenario.py" "$eco/containerd.toml.in" "$E/opt/engines/cri/"
