@@ -106,6 +106,7 @@ class Sys {
   // may be loaded. execve returns only when it failed (a fake returns ok: "would run").
   virtual Status close_range(unsigned first, unsigned last) = 0;
   virtual Status clear_cloexec(int fd) = 0;  // a preserved fd crosses execve
+  virtual Status dup_onto(int from, int to) = 0;  // dup3(from, to, 0): stdio replaced
   virtual Status execve(const char* path, char* const* argv, char* const* envp) = 0;
   // The parent side: SIGKILL through a pidfd (never a pid number that may be reused).
   virtual Status pidfd_kill(int pidfd) = 0;

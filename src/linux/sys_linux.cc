@@ -234,6 +234,10 @@ class LinuxSys final : public Sys {
     if (::fcntl(fd, F_SETFD, 0) < 0) return Error::sys(errno, "keep fd " + std::to_string(fd) + " across execve");
     return ok();
   }
+  Status dup_onto(int from, int to) override {
+    if (::dup3(from, to, 0) < 0) return Error::sys(errno, "dup fd " + std::to_string(from) + " onto " + std::to_string(to));
+    return ok();
+  }
   Status execve(const char* path, char* const* argv, char* const* envp) override {
     ::execve(path, argv, envp);
     return Error::sys(errno, "execve");

@@ -235,6 +235,10 @@ class FaultySys : public linux::Sys {
     if (int e = call("clear_cloexec", EBADF)) return Error::sys(e, "fcntl");
     return real().clear_cloexec(fd);
   }
+  Status dup_onto(int from, int to) override {
+    if (int e = call("dup_onto", EBADF)) return Error::sys(e, "dup3");
+    return real().dup_onto(from, to);
+  }
   Status execve(const char* path, char* const* argv, char* const* envp) override {
     if (int e = call("execve", ENOENT)) return Error::sys(e, "execve");
     return real().execve(path, argv, envp);

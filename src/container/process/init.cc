@@ -92,7 +92,7 @@ Status setup_filesystem(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier
   BERTH_TRY(fs.after_pivot());
   // runc's reOpenDevNull: stdio on the host's /dev/null is a host descriptor in the container
   // (CRIU cannot checkpoint it).
-  if (cfg.rootfs->setup_dev) BERTH_TRY(linux::rootfs::reopen_stdio_dev_null().context("stdio"));
+  if (cfg.rootfs->setup_dev) BERTH_TRY(linux::rootfs::reopen_stdio_dev_null(sys).context("stdio"));
   t.mark("after pivot");
   return ok();
 }

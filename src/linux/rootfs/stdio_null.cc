@@ -16,8 +16,7 @@ bool is_null_device(const struct stat& st) { return S_ISCHR(st.st_mode) && st.st
 
 }  // namespace
 
-Status reopen_stdio_dev_null() {
-  Sys& sys = real_sys();
+Status reopen_stdio_dev_null(Sys& sys) {
   // The container's /dev is ours (made by the devices phase), but its node is reached
   // without following links all the same: a swapped-in symlink must not hand the init a
   // host file as its stdio.
@@ -30,8 +29,7 @@ Status reopen_stdio_dev_null() {
     auto st = sys.fstat(fd);
     // Same device number, another inode: the host's node. Ours is left as it is.
     if (!st || !is_null_device(*st) || (st->st_dev == null_st->st_dev && st->st_ino == null_st->st_ino)) continue;
-    if (::dup3(null_fd->get(), fd, 0) < 0)
-      return Error::sys(errno, "reopen fd " + std::to_string(fd) + " on the container's /dev/null");
+    BERTH_TRY(sys.dup_onto(null_fd->get(), fd).context("reopen fd " + std::to_string(fd) + " on the container's /dev/null"));
   }
   return ok();
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "berth/result.h"
+#include "linux/sys.h"
 
 namespace berth::linux::rootfs {
 
@@ -11,6 +12,6 @@ namespace berth::linux::rootfs {
 // without following symlinks and checked to be 1:3) over it. Nothing is done when the
 // container's /dev/null is missing or is not the null device. Call after the pivot, only
 // when berth made /dev (RootfsPlan::setup_dev), as runc does.
-Status reopen_stdio_dev_null();
+Status reopen_stdio_dev_null(Sys& sys);
 
 }  // namespace berth::linux::rootfs

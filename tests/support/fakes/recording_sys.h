@@ -98,6 +98,7 @@ class RecordingSys : public linux::Sys {
   Status set_controlling_tty(int peer_fd) override;
   Status close_range(unsigned first, unsigned last) override;
   Status clear_cloexec(int fd) override;
+  Status dup_onto(int from, int to) override;
   Status execve(const char* path, char* const* argv, char* const* envp) override;
   Status pidfd_kill(int pidfd) override;
   Result<UniqueFd> make_userns(const std::string& uid_map, const std::string& gid_map) override;

@@ -134,6 +134,11 @@ Status RecordingSys::clear_cloexec(int fd) {
   return finish("clear_cloexec(" + show_fd(fd) + ")", err);
 }
 
+Status RecordingSys::dup_onto(int from, int to) {
+  int err = begin("dup_onto");
+  return finish("dup_onto(" + show_fd(from) + ", " + std::to_string(to) + ")", err);
+}
+
 Status RecordingSys::execve(const char* path, char* const* argv, char* const* envp) {
   int err = begin("execve");
   return finish("execve(" + q(path) + ", " + list(argv) + ", " + list(envp) + ")", err);
