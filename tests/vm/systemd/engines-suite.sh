@@ -23,17 +23,8 @@ case $rt in
   runc) RT=/usr/sbin/runc ;;
   *) echo "VMTEST: RESULT: FAIL (no vmsd.runtime= on the kernel command line)"; exit 1 ;;
 esac
-fails=0
-up() { cut -d' ' -f1 /proc/uptime; }
-say() { echo "VMTEST: $*"; }
-show() { sed 's/^/VMTEST:     /'; }
-pass() { say "PASS $*"; }
-fail() { say "FAIL $*"; fails=$((fails + 1)); }
-expect() { # WHAT WANT GOT
-  if [ "$2" = "$3" ]; then pass "$1: $3"; else fail "$1: want '$2', got '$(printf '%s' "$3" | tr '\n' ' ')'"; fi
-}
+. /usr/local/lib/vm-systemd-lib.sh   # fails, up, say, show, pass, fail, expect, prop (guest-lib.sh)
 since() { awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }'; }
-prop() { systemctl show -P "$2" "$1" 2>&1; }
 loaded() { systemctl list-units --all --plain --no-legend "$1" 2>/dev/null | wc -l; }
 cgof() { sed -n 's/^0:://p' "/proc/$1/cgroup" 2>/dev/null; }
 short() { printf '%s' "$1" | sed 's/\([0-9a-f]\{12\}\)[0-9a-f]\{52\}/\1../'; }  # a unit name in a label

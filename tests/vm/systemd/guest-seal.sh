@@ -11,14 +11,7 @@ PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
 B=/usr/local/bin/berth
 unit=usr-local-bin-berth.mount
 mark=/var/lib/vmsd-seal/first-boot-done
-fails=0
-say() { echo "VMTEST: $*"; }
-show() { sed 's/^/VMTEST:     /'; }
-pass() { say "PASS $*"; }
-fail() { say "FAIL $*"; fails=$((fails + 1)); }
-expect() { # WHAT WANT GOT
-  if [ "$2" = "$3" ]; then pass "$1: $3"; else fail "$1: want '$2', got '$(printf '%s' "$3" | tr '\n' ' ')'"; fi
-}
+. /usr/local/lib/vm-systemd-lib.sh   # fails, up, say, show, pass, fail, expect, prop (guest-lib.sh)
 sealed() { $B features 2>/dev/null | sed -n 's/^ *"org.berth.exe.sealed": "\([a-z]*\)",*$/\1/p'; }
 # what --debug create says about the binary (the exe: lines), and whether the container ran
 debug_run() { # NAME
