@@ -196,6 +196,16 @@ Error exec_error(const std::string& path, int err) {
   return Error::generic("exec " + path + ": " + str::to_lower(strerrordesc_np(err)));
 }
 
+// close_range, where the container's own seccomp profile may refuse it (ENOSYS from the
+// filter's prologue for a syscall the profile predates, EPERM by a rule; the OCI suite's
+// default config does): every fd berth holds is O_CLOEXEC, so execve still closes them,
+// as before this went through the seam. Any other failure stops the start.
+Status close_fds(linux::Sys& sys, unsigned first, unsigned last) {
+  auto st = sys.close_range(first, last);
+  if (!st && (st.error().err() == ENOSYS || st.error().err() == EPERM)) return ok();
+  return st;
+}
+
 // Only stdio and the preserved fds (LISTEN_FDS + --preserve-fds) reach the payload; `keep`
 // (a tenant's sync socket, close-on-exec) stays until execve. No allocation on the way to
 // execve: the seccomp filter may already be loaded (Sys allocates only to report an error).
@@ -204,10 +214,10 @@ Status exec_payload(linux::Sys& sys, const InitConfig& cfg, const std::string& p
                     char* const* envp, int keep) {
   unsigned first = 3 + static_cast<unsigned>(cfg.preserve_fds);
   if (keep >= 0 && static_cast<unsigned>(keep) >= first) {
-    if (static_cast<unsigned>(keep) > first) BERTH_TRY(sys.close_range(first, static_cast<unsigned>(keep) - 1));
-    BERTH_TRY(sys.close_range(static_cast<unsigned>(keep) + 1, ~0U));
+    if (static_cast<unsigned>(keep) > first) BERTH_TRY(close_fds(sys, first, static_cast<unsigned>(keep) - 1));
+    BERTH_TRY(close_fds(sys, static_cast<unsigned>(keep) + 1, ~0U));
   } else {
-    BERTH_TRY(sys.close_range(first, ~0U));
+    BERTH_TRY(close_fds(sys, first, ~0U));
   }
   // A preserved fd the caller did not have open (EBADF) is no error, as before.
   for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd)

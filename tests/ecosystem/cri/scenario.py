@@ -288,9 +288,11 @@ def oom_killed(c, k, pod):
     """OOM: 16 MiB limit, tail buffers an endless line. The shim publishes TaskOOM (from its
     memory.events watch) and TaskExit (from its reaper) independently; where TaskExit comes
     first (seen in the TCG guest, with runc and berth alike) the status reads "Error" until
-    TaskOOM lands, so the reason is polled for a few seconds more, as kubelet polls."""
+    TaskOOM lands, so the reason is polled for a few seconds more, as kubelet polls. The
+    shim watches memory.events only once the start returned: a process killed before that
+    is never reported (seen in the loaded TCG guest), so the hog waits 2 s first."""
     pb = cri_lib.pb
-    oom = c.run(pod, "oom", ["tail", "/dev/zero"], resources=pb.LinuxContainerResources(
+    oom = c.run(pod, "oom", ["sh", "-c", "sleep 2; exec tail /dev/zero"], resources=pb.LinuxContainerResources(
         memory_limit_in_bytes=16 << 20, cpu_shares=2))
     t0 = time.perf_counter()
     st = c.wait_exited(oom, 30)

@@ -328,3 +328,25 @@ join_session_keyring("c1")
 
 }  // namespace
 }  // namespace berth::container::process::testing
+
+namespace berth::container::process::testing {
+namespace {
+
+// A seccomp profile that predates close_range makes it fail with ENOSYS (EPERM by a rule):
+// the payload still execs (its fds are O_CLOEXEC); any other failure stops it.
+TEST(PayloadOrder, CloseRangeRefusedBySeccompStillExecs) {
+  for (int err : {ENOSYS, EPERM, EIO}) {
+    test::RecordingSys sys;
+    add_user_files(sys);
+    sys.add_dir("/srv/app");
+    Channel ch;
+    InitConfig cfg = payload_config(identities()[0], ch.child(), true);
+    sys.fail("close_range", 1, err);
+    run_payload(sys, cfg);
+    bool exec = changes(sys).find("execve(") != std::string::npos;
+    EXPECT_EQ(exec, err != EIO) << err << "\n" << changes(sys);
+  }
+}
+
+}  // namespace
+}  // namespace berth::container::process::testing
