@@ -47,6 +47,12 @@ ExeSeal exe_seal() {
 // the same way: the clone is checked read-only before executing from it, so the new
 // process finds its /proc/self/exe sealed and goes on.
 void ensure_sealed_exe(char** argv) {
+  // The hot path (an installed, sealed binary) costs one open and one fstatvfs; telling a
+  // seal from a clone (a readlink and two stats) only matters for the --debug line.
+  if (!log::debug_enabled()) {
+    UniqueFd self(::open("/proc/self/exe", O_PATH | O_CLOEXEC));
+    if (on_readonly_mount(self.get())) return;
+  }
   switch (exe_seal()) {
     case ExeSeal::kSealed:
       log::debug("exe: sealed: the binary is on a read-only mount, no re-exec");
