@@ -684,7 +684,11 @@ main() {
   parse_args "$@"
   ensure_packages "${build_packages[@]}" || die "install the packages above (as root, the runner does it itself)"
   find_source
+  # One build at a time per work dir: tests/run-all.sh builds the suite ahead (--build-only)
+  # while other tests run, and the test's own call must wait for it, not build over it.
+  mkdir -p "$work_dir" && exec 8>"$work_dir/.build.lock" && flock 8 || die "cannot lock $work_dir/.build.lock"
   build_suite || exit 2
+  exec 8>&-
 
   mapfile -t all < <(all_test_names)
   if ((list_only)); then printf '%s\n' "${all[@]}"; exit 0; fi

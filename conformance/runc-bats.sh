@@ -452,7 +452,10 @@ main() {
   name=$(basename "$runtime")
   [ -n "$expectations_file" ] || expectations_file="$script_dir/expectations/runc-bats-$name.txt"
   ensure_packages || die "cannot install what the suite needs"
+  # One build at a time per work dir (tests/run-all.sh builds ahead with --build-only).
+  mkdir -p "$work_dir" && exec 8>"$work_dir/.build.lock" && flock 8 || die "cannot lock $work_dir/.build.lock"
   stage_suite || die "cannot fetch or build runc's integration suite"
+  exec 8>&-
   ((build_only)) && { say "suite ready in $suite_root"; exit 0; }
   select_files
   if ((list_only)); then

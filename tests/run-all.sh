@@ -134,6 +134,20 @@ bg_build_wait() {  # bg_build_wait <pid> <log>: waits, shows the errors, says ho
   echo "background build ended with status $rc ($2)"
 }
 
+prepare_suites() {  # the caches each suite makes on its first run, made ahead, niced
+  # Two lanes: downloads and unpacking in one overlap compiling in the other. A failure
+  # here costs nothing but time: the suite then makes its cache itself and reports.
+  (
+    nice -n 19 tests/vm/fetch-kernel.sh --cache "$root/build/vm-cache" --rdma-userspace
+    mkdir -p "$root/build/vm-systemd"
+    nice -n 19 flock "$root/build/vm-systemd/.lock" tests/vm/systemd/image.sh "$root/build/vm-systemd" - prepare
+  ) &
+  local lane=$!
+  nice -n 19 conformance/oci-suite.sh --build-only
+  nice -n 19 conformance/runc-bats.sh --fast --build-only --runtime runc --work "$root/build/runc-bats"
+  wait "$lane"
+}
+
 # ---------------------------------------------------------------- build and suites
 step "build (-Werror), the suites' packages installing meanwhile"
 # Without systemd, the engines' init scripts would start dockerd and containerd on the
@@ -142,15 +156,24 @@ made_policy=0
 if [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d && made_policy=1
 fi
-apt_start=$(date +%s)
-apt_install build/apt-suites.log "${suite_packages[@]}" >build/apt-suites.out 2>&1 &
-apt_pid=$!
+# Once the packages are in, the suites' own caches (prepare_suites): what each would
+# otherwise fetch and build at its start. That runs on, niced, beside the build and the
+# first (unit, integration) tests; each suite's lock makes it wait for its cache.
+bg_start=$(date +%s)
+rm -f build/apt-suites.done
+(
+  apt_install build/apt-suites.log "${suite_packages[@]}"
+  echo "suite packages done after $(($(date +%s) - bg_start)) s"
+  touch build/apt-suites.done
+  prepare_suites >build/prepare.log 2>&1
+  echo "the suites' caches done (status $?) after $(($(date +%s) - bg_start)) s (build/prepare.log)" >>build/prepare.log
+) >build/apt-suites.out 2>&1 &
+prepare_pid=$!
 cmake -S . -B build -DBERTH_WERROR=ON -DBERTH_VM_RUNTIMES="runc;berth" >/dev/null &&
   cmake --build build -j"$jobs" 2>&1 | grep -E 'error|warning|Error'
 echo "build done after $(($(date +%s) - step_start)) s"
-wait "$apt_pid"
+while [ ! -e build/apt-suites.done ] && kill -0 "$prepare_pid" 2>/dev/null; do sleep 2; done
 cat build/apt-suites.out
-echo "suite packages done after $(($(date +%s) - apt_start)) s"
 [ "$made_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
 if [ ! -x build/berth ]; then echo "build failed"; echo "0 passed, 1 failed"; exit 1; fi
 
@@ -165,6 +188,8 @@ bg_build build-asan build/asan-build.log \
   berth berth_unit_tests berth_integration_tests berth_security_tests berth_reliability_tests
 asan_build=$!
 ctest_run build ctest.log "ctest" -LE '^full$' --timeout 1800
+wait "$prepare_pid"
+tail -n 1 build/prepare.log
 
 step "ASan + UBSan build (what was left of it when the suites ended)"
 bg_build_wait "$asan_build" build/asan-build.log

@@ -7,6 +7,9 @@
 #
 #   image.sh WORK BERTH [engines]   WORK: cache folder; BERTH: the berth binary to install;
 #                                   engines: the second variant (engines_image below)
+#   image.sh WORK - prepare         only the cached parts of both variants (rootfs, kernel,
+#                                   rootfs-engines, the engines' images): tests/run-all.sh
+#                                   makes them while berth builds, so no suite waits on them
 #
 # Environment: BERTH_VM_MIRROR (default: the mirror the host's apt uses).
 # Host needs (as root): debootstrap e2fsprogs qemu-system-x86 xz-utils; no KVM, no loop
@@ -35,7 +38,7 @@ now() { date +%s; }
 for c in debootstrap mkfs.ext4 qemu-system-x86_64 dpkg-deb gzip chroot xz; do
   command -v $c >/dev/null || skip "$c not found (apt-get install debootstrap e2fsprogs qemu-system-x86 xz-utils)"
 done
-[ -x "$BERTH" ] || die "no berth binary at $BERTH"
+[ "${3:-}" = prepare ] || [ -x "$BERTH" ] || die "no berth binary at $BERTH"
 mkdir -p "$W"
 
 rootfs() {
@@ -65,7 +68,12 @@ kernel() {
   src=$kx/lib/modules/$abi; [ -d "$src" ] || src=$kx/usr/lib/modules/$abi
   rm -rf "$ROOT/usr/lib/modules/$abi"; mkdir -p "$ROOT/usr/lib/modules"
   cp -a "$src" "$ROOT/usr/lib/modules/"   # usr-merged: into usr/lib, not through /lib
+  # PRUNE drops drivers/net, but CRIU's kernel probe opens tun (criu_bits): kept here, so
+  # that criu_bits need not download the kernel package a second time
+  tun=$ROOT/usr/lib/modules/$abi/kernel/drivers/net/tun.ko
+  [ -f "$tun" ] && mv "$tun" "$W/tun.ko"
   for d in $PRUNE; do rm -rf "$ROOT/usr/lib/modules/$abi/kernel/$d"; done
+  [ -f "$W/tun.ko" ] && mkdir -p "$(dirname "$tun")" && mv "$W/tun.ko" "$tun"
   chroot "$ROOT" depmod -a "$abi" || die "depmod failed"
   # qemu boots the ELF vmlinux through its PVH entry: no seconds of xz under TCG
   z=$kx/boot/vmlinuz-$abi
@@ -191,7 +199,7 @@ criu_bits() {
 # client's python3-grpcio on a copy of the cached rootfs (rootfs-engines, built once per build
 # dir), the busybox images and CRI stubs of tests/ecosystem/cri made here on the host, and
 # engines-suite.sh as the guest suite; image-engines.ext4. The base image is not touched.
-engines_image() {
+engines_cached() {  # what engines_image reuses across calls: rootfs-engines, the images
   E=$W/rootfs-engines; eco=$here/../../ecosystem/cri
   for c in umoci skopeo protoc grpc_python_plugin busybox; do
     command -v $c >/dev/null || skip "$c not found (apt-get install umoci skopeo protobuf-compiler protobuf-compiler-grpc busybox-static)"
@@ -209,6 +217,10 @@ engines_image() {
   if [ ! -f "$W/engines-images/busybox.tar" ]; then
     "$eco/build-images.sh" "$W/engines-images" > "$W/engines-images.log" 2>&1 || die "build-images.sh (log: $W/engines-images.log)"
   fi
+}
+
+engines_image() {
+  engines_cached
   ROOT=$E; configure   # the suite and the berth binary, as in the base image
   criu_bits            # criu4: CRIU for podman's checkpoint/restore (a copy older than criu3's lacks it)
   mkdir -p "$E/opt/engines"; rm -rf "$E/opt/engines/cri" "$E/opt/engines/images"
@@ -230,6 +242,7 @@ t=$(now)
 rootfs
 kernel
 criu_bits
+if [ "${3:-}" = prepare ]; then engines_cached; say "caches ready: $(( $(now) - t ))s"; exit 0; fi
 if [ "${3:-}" = engines ]; then engines_image; say "engines image ready: $(( $(now) - t ))s"; exit 0; fi
 configure
 initrd
