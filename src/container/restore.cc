@@ -241,11 +241,10 @@ Result<int> restore_container(const RestoreOptions& options) {
   RestoreOptions o = options;
   BERTH_TRY(cr::parse_cgroups_mode(o.manage_cgroups_mode));
   BERTH_TRY(cr::parse_empty_ns(o.empty_ns));
-  BERTH_TRY(cr::library_supports(o.lazy_pages, -1));
   o.image_path = linux::absolute_path(o.image_path.empty() ? "checkpoint" : o.image_path);
   if (!o.work_path.empty()) o.work_path = linux::absolute_path(o.work_path);
   BERTH_TRY(container::validate_id(o.id));
-  // libcriu restores as a sibling of its worker, so the restored init is our child; a
+  // CRIU restores as a sibling of its worker (rst_sibling), so the restored init is our child; a
   // subreaper also adopts what it leaves behind.
   if (!o.detach && !o.no_subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   Restoring c{o, {}, {}, {}, {}, {}, {}, {}};

@@ -1,5 +1,5 @@
 // checkpoint and restore on a host where they cannot succeed: the refusals made before
-// CRIU runs (status, GPU/RDMA nodes, flags libcriu cannot pass), a CRIU failure that leaves
+// CRIU runs (status, GPU/RDMA nodes, a bad --status-fd), a CRIU failure that leaves
 // the container running, and a failed restore that leaves no state, cgroup or mount. The
 // successful paths need a kernel CRIU 3.17 runs on: tests/vm/guest/criu-checkpoint.sh.
 // Where runc has the same text, runc runs the same step.
@@ -36,7 +36,7 @@ bool built_with_criu() {
 class Checkpoint : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!built_with_criu()) GTEST_SKIP() << "berth was built without libcriu";
+    if (!built_with_criu()) GTEST_SKIP() << "berth was built without CRIU support";
   }
   Runtime berth_;
   Runtime runc_{"/usr/sbin/runc"};
@@ -71,8 +71,10 @@ TEST_F(Checkpoint, FlagErrorsComeAfterTheContainerAsInRunc) {
   auto mode = berth_({"checkpoint", "--image-path", img.path(), "--manage-cgroups-mode", "loose", c.id()});
   EXPECT_EQ(mode.code, 1);
   EXPECT_NE(mode.err.find("Invalid manage cgroups mode"), std::string::npos) << mode.err;
-  auto lazy = berth_({"checkpoint", "--image-path", img.path(), "--lazy-pages", c.id()});
-  EXPECT_NE(lazy.err.find("--lazy-pages: not supported by this CRIU library"), std::string::npos) << lazy.err;
+  // --lazy-pages is passed to CRIU; a status fd that is not open is refused first.
+  auto lazy = berth_({"checkpoint", "--image-path", img.path(), "--lazy-pages", "--status-fd", "99", c.id()});
+  EXPECT_EQ(lazy.code, 1);
+  EXPECT_NE(lazy.err.find("invalid --status-fd argument 99"), std::string::npos) << lazy.err;
   auto parent = berth_({"checkpoint", "--image-path", img.path(), "--parent-path", "/abs", c.id()});
   EXPECT_NE(parent.err.find("--parent-path must be relative"), std::string::npos) << parent.err;
   // Nothing was written for a refused request, and the container runs on.
