@@ -89,14 +89,6 @@ Result<cr::DumpFacts> dump_facts(const ContainerRecord& r, const spec::Spec& spe
       if (::stat(n.path.c_str(), &st) < 0) return Error::sys(errno, "stat " + n.path);
       f.joined_ns_inodes[n.type] = st.st_ino;
     }
-    bool own_net = false;
-    for (const auto& n : spec.linux->namespaces) own_net = own_net || (n.type == "network" && n.path.empty());
-    if (own_net) {
-      struct stat st;
-      std::string ns = "/proc/" + std::to_string(r.pid) + "/ns/net";
-      if (::stat(ns.c_str(), &st) < 0) return Error::sys(errno, "stat " + ns);
-      f.own_net_inode = st.st_ino;
-    }
     // Seen from the container's root (never following a path out of it).
     for (const auto& p : spec.linux->masked_paths) {
       auto fd = linux::resolve_in_root(linux::real_sys(), root_fd, p);

@@ -154,8 +154,10 @@ bool has_own_netns(const spec::Spec& spec) {
   return false;
 }
 
-// restore --empty-ns network: a new network namespace with nothing in it (loopback down),
-// what CRIU's empty_ns makes. Our thread enters it only to open a handle, then goes back.
+// restore --empty-ns network of an image made by an earlier berth, which named the
+// container's own network namespace as external (extRootNetNS) where CRIU's empty_ns is
+// meant: a new namespace with nothing in it (loopback down) is handed over under that key
+// (CRIU ignores the fd for any other image). Our thread enters it only to open a handle.
 Result<UniqueFd> new_empty_netns() {
   UniqueFd home(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
   if (!home) return Error::sys(errno, "open /proc/thread-self/ns/net");

@@ -264,6 +264,25 @@ check_not "the restored init has a network namespace of its own" test "$(readlin
 check_eq "... with nothing but lo in it" "lo" "$(sed -n 's/^ *\([^ :]*\):.*/\1/p' /proc/"$pid"/net/dev | tr '\n' ' ' | sed 's/ $//')"
 check "delete -f en1" "$RUNTIME" delete -f en1
 
+# 9b. the same container without --empty-ns (what podman --network none does): as runc,
+# berth never has CRIU save or restore a network namespace's contents (CRIU would run `ip`,
+# which the VM lacks), so both steps pass and the restored init gets a new empty namespace.
+(cd "$e" && "$RUNTIME" run -d en2 </dev/null >/dev/null 2>&1)
+check_eq "run -d en2 (own network namespace)" 0 "$?"
+wait_count "$e" $(($(count "$e") + 3))
+"$RUNTIME" checkpoint --image-path /tmp/imgen2 en2 >/tmp/cken2.out 2>&1
+rc=$?; check_eq "checkpoint of a container with its own network namespace, no --empty-ns, exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/cken2.out; show_log /tmp/imgen2/dump.log; }
+v8=$(count "$e")
+(cd "$e" && "$RUNTIME" restore -d --image-path /tmp/imgen2 en2 </dev/null >/tmp/rsen2.out 2>&1)
+rc=$?; check_eq "restore -d, no --empty-ns, exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/rsen2.out; show_log /tmp/imgen2/restore.log; }
+wait_count "$e" $((v8 + 5))
+check "counter continues ($v8 -> $(count "$e"))" test "$(count "$e")" -gt "$v8"
+pid=$("$RUNTIME" state en2 2>/dev/null | jq -r .pid)
+check_eq "... in a new namespace with nothing but lo" "lo" "$(sed -n 's/^ *\([^ :]*\):.*/\1/p' /proc/"$pid"/net/dev 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+check "delete -f en2" "$RUNTIME" delete -f en2
+
 # 10. --empty-ns network with a namespace the config names by path (made here with
 # busybox unshare): CRIU records it as external at checkpoint and the restore hands the
 # same namespace back, with the tasks in it.
