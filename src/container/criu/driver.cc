@@ -102,8 +102,13 @@ Result<Message> recv_msg(int sock) {
   mh.msg_controllen = sizeof(control);
   ssize_t n;
   do n = ::recvmsg(sock, &mh, MSG_CMSG_CLOEXEC); while (n < 0 && errno == EINTR);
-  if (n < 0) return Error::sys(errno, "criu: read the response");
+  // A worker that exits with our request unread resets the connection: no answer either.
+  if (n < 0 && errno != ECONNRESET) return Error::sys(errno, "criu: read the response");
   Message m;
+  if (n < 0) {
+    m.eof = true;
+    return m;
+  }
   for (struct cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     int fd;
