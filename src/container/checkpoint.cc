@@ -89,14 +89,6 @@ Result<cr::DumpFacts> dump_facts(const ContainerRecord& r, const spec::Spec& spe
       if (::stat(n.path.c_str(), &st) < 0) return Error::sys(errno, "stat " + n.path);
       f.joined_ns_inodes[n.type] = st.st_ino;
     }
-    bool own_net = false;
-    for (const auto& n : spec.linux->namespaces) own_net = own_net || (n.type == "network" && n.path.empty());
-    if (own_net) {
-      struct stat st;
-      std::string ns = "/proc/" + std::to_string(r.pid) + "/ns/net";
-      if (::stat(ns.c_str(), &st) < 0) return Error::sys(errno, "stat " + ns);
-      f.own_net_inode = st.st_ino;
-    }
     // Seen from the container's root (never following a path out of it).
     for (const auto& p : spec.linux->masked_paths) {
       auto fd = linux::resolve_in_root(linux::real_sys(), root_fd, p);
@@ -139,6 +131,17 @@ Status dump(const CheckpointOptions& o, container::ContainerDir& dir) {
   return ok();
 }
 
+// --lazy-pages, as runc: the status fd must be open for writing, CRIU must have userfaultfd.
+Status lazy_pages_ready(const CheckpointOptions& o) {
+  if (o.status_fd >= 0) {
+    int flags = ::fcntl(o.status_fd, F_GETFL);
+    if (flags < 0) return Error::sys(errno, "invalid --status-fd argument " + std::to_string(o.status_fd));
+    if ((flags & O_ACCMODE) == O_RDONLY)
+      return Error::invalid_argument("invalid --status-fd argument " + std::to_string(o.status_fd) + ": not writable");
+  }
+  return cr::check_lazy_pages(o.criu_binary);
+}
+
 }  // namespace
 
 bool criu_supported() { return container::criu::built_with_criu(); }
@@ -152,7 +155,7 @@ Status checkpoint_container(const CheckpointOptions& options) {
     BERTH_ASSIGN(auto dir, store.open_container(o.id));
     BERTH_TRY(cr::parse_cgroups_mode(o.manage_cgroups_mode));
     BERTH_TRY(cr::parse_empty_ns(o.empty_ns));
-    BERTH_TRY(cr::library_supports(o.lazy_pages, o.lazy_pages ? o.status_fd : -1));
+    if (o.lazy_pages) BERTH_TRY(lazy_pages_ready(o));
     BERTH_TRY(dir.lock());
     BERTH_TRY(prepare_image_paths(o));
     BERTH_TRY(dump(o, dir));

@@ -100,7 +100,8 @@ std::string features_json() {
   // berth's own device support, done natively in rootfs preparation (no hooks).
   w.key("org.berth.cdi.enabled");
   w.string("true");
-  // checkpoint/restore: only when built with libcriu (CRIU itself is looked up when used).
+  // checkpoint/restore: only when built with CRIU's rpc.proto code (CRIU itself is looked up
+  // when used).
   w.key("org.berth.checkpoint.enabled");
   w.string(criu_supported() ? "true" : "false");
   w.key("org.berth.commit");

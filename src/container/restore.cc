@@ -154,8 +154,10 @@ bool has_own_netns(const spec::Spec& spec) {
   return false;
 }
 
-// restore --empty-ns network: a new network namespace with nothing in it (loopback down),
-// what CRIU's empty_ns makes. Our thread enters it only to open a handle, then goes back.
+// restore --empty-ns network of an image made by an earlier berth, which named the
+// container's own network namespace as external (extRootNetNS) where CRIU's empty_ns is
+// meant: a new namespace with nothing in it (loopback down) is handed over under that key
+// (CRIU ignores the fd for any other image). Our thread enters it only to open a handle.
 Result<UniqueFd> new_empty_netns() {
   UniqueFd home(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
   if (!home) return Error::sys(errno, "open /proc/thread-self/ns/net");
@@ -241,11 +243,10 @@ Result<int> restore_container(const RestoreOptions& options) {
   RestoreOptions o = options;
   BERTH_TRY(cr::parse_cgroups_mode(o.manage_cgroups_mode));
   BERTH_TRY(cr::parse_empty_ns(o.empty_ns));
-  BERTH_TRY(cr::library_supports(o.lazy_pages, -1));
   o.image_path = linux::absolute_path(o.image_path.empty() ? "checkpoint" : o.image_path);
   if (!o.work_path.empty()) o.work_path = linux::absolute_path(o.work_path);
   BERTH_TRY(container::validate_id(o.id));
-  // libcriu restores as a sibling of its worker, so the restored init is our child; a
+  // CRIU restores as a sibling of its worker (rst_sibling), so the restored init is our child; a
   // subreaper also adopts what it leaves behind.
   if (!o.detach && !o.no_subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   Restoring c{o, {}, {}, {}, {}, {}, {}, {}};

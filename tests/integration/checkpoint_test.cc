@@ -1,5 +1,5 @@
 // checkpoint and restore on a host where they cannot succeed: the refusals made before
-// CRIU runs (status, GPU/RDMA nodes, flags libcriu cannot pass), a CRIU failure that leaves
+// CRIU runs (status, GPU/RDMA nodes, a bad --status-fd), a CRIU failure that leaves
 // the container running, and a failed restore that leaves no state, cgroup or mount. The
 // successful paths need a kernel CRIU 3.17 runs on: tests/vm/guest/criu-checkpoint.sh.
 // Where runc has the same text, runc runs the same step.
@@ -36,7 +36,7 @@ bool built_with_criu() {
 class Checkpoint : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!built_with_criu()) GTEST_SKIP() << "berth was built without libcriu";
+    if (!built_with_criu()) GTEST_SKIP() << "berth was built without CRIU support";
   }
   Runtime berth_;
   Runtime runc_{"/usr/sbin/runc"};
@@ -71,8 +71,10 @@ TEST_F(Checkpoint, FlagErrorsComeAfterTheContainerAsInRunc) {
   auto mode = berth_({"checkpoint", "--image-path", img.path(), "--manage-cgroups-mode", "loose", c.id()});
   EXPECT_EQ(mode.code, 1);
   EXPECT_NE(mode.err.find("Invalid manage cgroups mode"), std::string::npos) << mode.err;
-  auto lazy = berth_({"checkpoint", "--image-path", img.path(), "--lazy-pages", c.id()});
-  EXPECT_NE(lazy.err.find("--lazy-pages: not supported by this CRIU library"), std::string::npos) << lazy.err;
+  // --lazy-pages is passed to CRIU; a status fd that is not open is refused first.
+  auto lazy = berth_({"checkpoint", "--image-path", img.path(), "--lazy-pages", "--status-fd", "99", c.id()});
+  EXPECT_EQ(lazy.code, 1);
+  EXPECT_NE(lazy.err.find("invalid --status-fd argument 99"), std::string::npos) << lazy.err;
   auto parent = berth_({"checkpoint", "--image-path", img.path(), "--parent-path", "/abs", c.id()});
   EXPECT_NE(parent.err.find("--parent-path must be relative"), std::string::npos) << parent.err;
   // Nothing was written for a refused request, and the container runs on.
@@ -115,6 +117,50 @@ TEST_F(Checkpoint, CriuFailureNamesTheMissingFeatureAndKeepsTheContainer) {
   }
   EXPECT_EQ(state_status(berth_, c.id()), "running");
   EXPECT_NE(file_text(img.path() + "/descriptors.json"), "");
+}
+
+// berth starts `criu swrk <fd>` itself: a fake CRIU records what it was given. Beyond stdio
+// it holds only its socket end (no state-directory lock, no store, no container fd), and
+// an answerless worker is one clear error; the container runs on.
+TEST_F(Checkpoint, CriuWorkerGetsOnlyItsSocket) {
+  TempDir d;
+  std::string fake = d.path() + "/criu";
+  // `exec ls`: the listing is of the worker's own fds (plus ls's directory handle).
+  ASSERT_EQ(run_cmd({"sh", "-c", "printf '%s\\n' '#!/bin/sh' 'echo \"$*\" > " + d.path() +
+                                     "/args' 'exec ls -l /proc/self/fd/ > " + d.path() + "/fds' > " + fake +
+                                     " && chmod 755 " + fake})
+                .code,
+            0);
+  Container c(berth_, "ck-swrk");
+  ASSERT_EQ(c.started().code, 0) << c.started().err;
+  TempDir img;
+  auto r = berth_({"--criu", fake, "checkpoint", "--image-path", img.path(), c.id()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("criu: " + fake + " swrk ended without an answer"), std::string::npos) << r.err;
+  std::string args = file_text(d.path() + "/args");
+  ASSERT_EQ(args.rfind("swrk ", 0), 0u) << args;
+  std::string sock = args.substr(5, args.find('\n') - 5);
+  std::string fds = file_text(d.path() + "/fds");
+  std::vector<std::string> others;
+  bool saw_sock = false;
+  size_t at = 0;
+  while (at < fds.size()) {
+    std::string line = fds.substr(at, fds.find('\n', at) - at);
+    at += line.size() + 1;
+    auto arrow = line.find(" -> ");
+    if (arrow == std::string::npos) continue;  // "total 0"
+    std::string num = line.substr(line.rfind(' ', arrow - 1) + 1, arrow - line.rfind(' ', arrow - 1) - 1);
+    std::string target = line.substr(arrow + 4);
+    if (num == "0" || num == "1" || num == "2" || target.find("/proc/") == 0) continue;  // stdio, ls's handle
+    if (num == sock && target.find("socket:[") == 0) {
+      saw_sock = true;
+      continue;
+    }
+    others.push_back(num + " -> " + target);
+  }
+  EXPECT_TRUE(saw_sock) << fds;
+  EXPECT_EQ(others, std::vector<std::string>{}) << fds;
+  EXPECT_EQ(state_status(berth_, c.id()), "running");
 }
 
 TEST_F(Checkpoint, FailedRestoreLeavesNothingBehind) {

@@ -1,28 +1,27 @@
-// Request → libcriu calls (criu_local_*), the notify callback, CRIU's error reporting.
+// Running a CRIU request through CRIU's RPC: `criu swrk <fd>` started by berth, criu_req and
+// criu_resp (rpc.h) over a SOCK_SEQPACKET socketpair, notifications answered, CRIU's error
+// reporting. The worker gets only its socket, stdio and the request's inherit fds.
 #include "container/criu/driver.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include "util/file.h"
-#include "util/strings.h"
+#include <algorithm>
+#include <cstring>
+#include <optional>
 
-#ifdef BERTH_HAVE_CRIU
-extern "C" {
-#include <criu/criu.h>
-}
-#endif
+#include "container/criu/rpc.h"
+#include "util/file.h"
+#include "util/owned_pid.h"
 
 namespace berth::container::criu {
 
 Error not_built() {
-  return Error::unsupported("berth was built without CRIU support (libcriu): checkpoint and restore are unavailable");
-}
-
-Status library_supports(bool lazy_pages, int status_fd) {
-  if (lazy_pages) return Error::unsupported("--lazy-pages: not supported by this CRIU library (libcriu 3.17)");
-  if (status_fd >= 0) return Error::unsupported("--status-fd: not supported by this CRIU library (libcriu 3.17)");
-  return ok();
+  return Error::unsupported("berth was built without CRIU support (CRIU's rpc.proto code): checkpoint and restore are unavailable");
 }
 
 #ifndef BERTH_HAVE_CRIU
@@ -30,23 +29,117 @@ Status library_supports(bool lazy_pages, int status_fd) {
 bool built_with_criu() { return false; }
 
 Result<Outcome> execute(const Request&, const std::string&, const Notify&) { return not_built(); }
+Status check_lazy_pages(const std::string&) { return not_built(); }
 
 #else
 
 namespace {
 
-// libcriu's callback takes no user data: the one request in flight is reached through this.
-const Notify* g_notify = nullptr;
-Error g_notify_error = Error::generic("");
-bool g_notify_failed = false;
+// A running `criu swrk`: our end of the socketpair and the worker, killed if still owned.
+struct Swrk {
+  UniqueFd sock;
+  OwnedPid pid;
+};
 
-int on_notify(char* action, criu_notify_arg_t na) {
-  if (!g_notify || !*g_notify) return 0;
-  auto st = (*g_notify)(action, criu_notify_pid(na));
-  if (st) return 0;
-  g_notify_error = std::move(st).error();
-  g_notify_failed = true;
-  return -1;
+// After fork, before exec: only async-signal-safe calls (`keep` is sorted by the parent).
+// The worker waits for its own children (a blocked or ignored SIGCHLD would break that) and
+// keeps only `keep` beyond stdio: every fd of berth is O_CLOEXEC or closed here.
+[[noreturn]] void exec_swrk(const char* binary, const char* fd_arg, const std::vector<int>& keep) {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::signal(SIGCHLD, SIG_DFL);
+  ::signal(SIGPIPE, SIG_DFL);
+  unsigned from = 3;
+  for (int fd : keep) {
+    ::fcntl(fd, F_SETFD, 0);
+    if (static_cast<unsigned>(fd) > from) ::syscall(SYS_close_range, from, static_cast<unsigned>(fd) - 1, 0);
+    from = static_cast<unsigned>(fd) + 1;
+  }
+  ::syscall(SYS_close_range, from, ~0U, 0);
+  const char* argv[] = {binary, "swrk", fd_arg, nullptr};
+  ::execvp(binary, const_cast<char* const*>(argv));
+  ::_exit(127);
+}
+
+Result<Swrk> start_swrk(const std::string& binary, std::vector<int> keep) {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return Error::sys(errno, "criu: socketpair");
+  UniqueFd ours(sv[0]), theirs(sv[1]);
+  keep.push_back(theirs.get());
+  std::sort(keep.begin(), keep.end());
+  keep.erase(std::remove_if(keep.begin(), keep.end(), [](int fd) { return fd < 3; }), keep.end());
+  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  std::string fd_arg = std::to_string(theirs.get());
+  pid_t pid = ::fork();
+  if (pid < 0) return Error::sys(errno, "criu: fork");
+  if (pid == 0) exec_swrk(binary.c_str(), fd_arg.c_str(), keep);
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  return Swrk{std::move(ours), OwnedPid(pid, std::move(pidfd))};
+}
+
+Status send_msg(int sock, const std::vector<uint8_t>& msg) {
+  ssize_t n;
+  do n = ::send(sock, msg.data(), msg.size(), MSG_NOSIGNAL); while (n < 0 && errno == EINTR);
+  if (n < 0) return Error::sys(errno, "criu: send the request");
+  return ok();
+}
+
+struct Message {
+  bool eof = false;
+  Response resp;
+  UniqueFd fd;  // an fd CRIU passed along (the orphan pts master)
+};
+
+Result<Message> recv_msg(int sock) {
+  std::vector<uint8_t> buf(1 << 16);
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  struct iovec iov = {buf.data(), buf.size()};
+  struct msghdr mh = {};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control;
+  mh.msg_controllen = sizeof(control);
+  ssize_t n;
+  do n = ::recvmsg(sock, &mh, MSG_CMSG_CLOEXEC); while (n < 0 && errno == EINTR);
+  // A worker that exits with our request unread resets the connection: no answer either.
+  if (n < 0 && errno != ECONNRESET) return Error::sys(errno, "criu: read the response");
+  Message m;
+  if (n < 0) {
+    m.eof = true;
+    return m;
+  }
+  for (struct cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    int fd;
+    std::memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+    m.fd.reset(fd);
+  }
+  if (n == 0) {
+    m.eof = true;
+    return m;
+  }
+  if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) return Error::generic("criu: response larger than expected");
+  BERTH_ASSIGN(m.resp, unpack_response(buf.data(), static_cast<size_t>(n)));
+  return m;
+}
+
+// The worker ended without answering: it could not be run, or it died.
+Error worker_gone(Swrk& w, const std::string& binary) {
+  int status = w.pid.wait();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return Error::generic("criu: cannot run " + binary + " swrk");
+  return Error::generic("criu: " + binary + " swrk ended without an answer");
+}
+
+// One request without options (VERSION, FEATURE_CHECK) to a worker of its own.
+Result<Response> ask(const std::string& binary, const std::vector<uint8_t>& req) {
+  BERTH_ASSIGN(Swrk w, start_swrk(binary, {}));
+  BERTH_TRY(send_msg(w.sock.get(), req));
+  BERTH_ASSIGN(Message m, recv_msg(w.sock.get()));
+  if (m.eof) return worker_gone(w, binary);
+  w.sock.reset();
+  w.pid.wait();
+  return std::move(m.resp);
 }
 
 const char* type_name(Kind k) {
@@ -58,136 +151,116 @@ const char* type_name(Kind k) {
   return "?";
 }
 
-enum criu_cg_mode cg_mode(CgroupsMode m) {
-  switch (m) {
-    case CgroupsMode::kSoft: return CRIU_CG_MODE_SOFT;
-    case CgroupsMode::kFull: return CRIU_CG_MODE_FULL;
-    case CgroupsMode::kStrict: return CRIU_CG_MODE_STRICT;
-    case CgroupsMode::kNone: break;
-  }
-  return CRIU_CG_MODE_DEFAULT;
-}
-
-struct Opts {
-  criu_opts* o = nullptr;
-  ~Opts() {
-    if (o) criu_local_free_opts(o);
-  }
-};
-
-Status check(int rc, const std::string& what) {
-  if (rc < 0) return Error::sys(-rc, "criu: " + what);
-  return ok();
-}
-
-Status apply_paths(criu_opts* o, const Request& r, UniqueFd& images, UniqueFd& work) {
-  // CRIU opens these through /proc/<our pid>/fd: close-on-exec is fine.
-  images.reset(::open(r.images_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!images) return Error::sys(errno, "open image directory " + r.images_dir);
-  criu_local_set_images_dir_fd(o, images.get());
-  if (!r.work_dir.empty()) {
-    work.reset(::open(r.work_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!work) return Error::sys(errno, "open work directory " + r.work_dir);
-    criu_local_set_work_dir_fd(o, work.get());
-  }
-  if (!r.parent_img.empty()) BERTH_TRY(check(criu_local_set_parent_images(o, r.parent_img.c_str()), "parent images"));
-  BERTH_TRY(check(criu_local_set_root(o, r.root.c_str()), "root"));
-  BERTH_TRY(check(criu_local_set_log_file(o, r.log_file.c_str()), "log file"));
-  criu_local_set_log_level(o, 4);
-  if (!r.freeze_cgroup.empty()) BERTH_TRY(check(criu_local_set_freeze_cgroup(o, r.freeze_cgroup.c_str()), "freeze cgroup"));
-  return ok();
-}
-
-void apply_flags(criu_opts* o, const Request& r) {
-  if (r.pid) criu_local_set_pid(o, r.pid);
-  criu_local_set_leave_running(o, r.leave_running);
-  criu_local_set_tcp_established(o, r.tcp_established);
-  criu_local_set_ext_unix_sk(o, r.ext_unix_sk);
-  criu_local_set_shell_job(o, r.shell_job);
-  criu_local_set_file_locks(o, r.file_locks);
-  criu_local_set_auto_dedup(o, r.auto_dedup);
-  criu_local_set_track_mem(o, r.track_mem);
-  criu_local_set_evasive_devices(o, r.evasive_devices);
-  criu_local_set_orphan_pts_master(o, r.orphan_pts_master);
-  criu_local_set_manage_cgroups(o, r.manage_cgroups);
-  if (r.cg_mode != CgroupsMode::kNone) criu_local_set_manage_cgroups_mode(o, cg_mode(r.cg_mode));
-}
-
-// Inherited fds must survive CRIU's exec: duplicates without close-on-exec, closed after.
-Status apply_lists(criu_opts* o, const Request& r, std::vector<UniqueFd>& inherited) {
-  for (const auto& m : r.ext_mounts) BERTH_TRY(check(criu_local_add_ext_mount(o, m.key.c_str(), m.val.c_str()), "ext mount " + m.key));
-  for (const auto& e : r.externals) BERTH_TRY(check(criu_local_add_external(o, e.c_str()), "external " + e));
-  for (const auto& i : r.inherit_fds) {
-    int fd = i.fd;
-    if (fd > 2) {
-      fd = ::fcntl(i.fd, F_DUPFD, 3);
-      if (fd < 0) return Error::sys(errno, "dup inherited fd");
-      inherited.emplace_back(fd);
-    }
-    BERTH_TRY(check(criu_local_add_inherit_fd(o, fd, i.key.c_str()), "inherit fd " + i.key));
-  }
-  for (const auto& [c, p] : r.cg_roots) BERTH_TRY(check(criu_local_add_cg_root(o, c.empty() ? nullptr : c.c_str(), p.c_str()), "cgroup root"));
-  if (!r.page_server_address.empty())
-    BERTH_TRY(check(criu_local_set_page_server_address_port(o, r.page_server_address.c_str(), r.page_server_port), "page server"));
-  if (!r.lsm_profile.empty()) BERTH_TRY(check(criu_local_set_lsm_profile(o, r.lsm_profile.c_str()), "lsm profile"));
-  if (!r.lsm_mount_context.empty()) BERTH_TRY(check(criu_local_set_lsm_mount_context(o, r.lsm_mount_context.c_str()), "lsm mount context"));
-  return ok();
-}
-
-Error criu_failure(const Request& r, int rc, int err) {
+Error criu_failure(const Request& r, int err, const std::string& errmsg) {
   std::string dir = r.work_dir.empty() ? r.images_dir : r.work_dir;
   std::string log = dir + "/" + r.log_file;
-  std::string text = std::string("criu failed: type ") + type_name(r.kind) + " errno " +
-                     std::to_string(rc == -EBADE ? err : -rc) + "\nlog file: " + log;
+  std::string text = std::string("criu failed: type ") + type_name(r.kind) + " errno " + std::to_string(err) +
+                     "\nlog file: " + log;
   auto content = file::read(log, 16u << 20);
-  if (content) {
-    std::string first = first_log_error(*content);
-    if (!first.empty()) text += "\ncriu: " + first;
-  } else if (rc == -ECONNREFUSED || rc == -EBADE || rc == -ECOMM) {
-    text += "\ncriu: is " + std::string("the criu binary installed and does `criu check` pass?");
+  std::string first = content ? first_log_error(*content) : "";
+  if (!first.empty()) {
+    text += "\ncriu: " + first;
+  } else if (!errmsg.empty()) {
+    text += "\ncriu: " + errmsg;
+  } else if (!content) {
+    text += "\ncriu: is the criu binary installed and does `criu check` pass?";
   }
   return Error::generic(text);
+}
+
+// runc needs CRIU 3.0 at least; the binary says its version over the RPC.
+Status check_version(const std::string& binary) {
+  BERTH_ASSIGN(auto req, pack_version_request());
+  BERTH_ASSIGN(Response resp, ask(binary, req));
+  if (!resp.success || resp.version == 0) return Error::generic("criu: " + binary + " did not say its version");
+  if (resp.version < 30000)
+    return Error::unsupported("CRIU version check failed: need 3.0 or later, have " + std::to_string(resp.version));
+  return ok();
+}
+
+struct Conversation {
+  const Request& r;
+  const Notify& notify;
+  Outcome out;
+  std::optional<Error> notify_error;
+};
+
+// CRIU waits for each notification's answer. Ours: the restored terminal's master (sent
+// along with "orphan-pts-master") and, for lazy pages, "status-ready" passed on to the
+// user's --status-fd as runc does with CRIU 3.15 and later (one \0 byte).
+Status on_notify(Conversation& c, const Response& n, UniqueFd fd) {
+  if (n.script == "orphan-pts-master") {
+    if (!fd) return Error::generic("criu: orphan-pts-master came without a file descriptor");
+    c.out.pts_master = std::move(fd);
+    return ok();
+  }
+  if (n.script == "status-ready") {
+    if (c.r.status_fd < 0) return ok();
+    char zero = 0;
+    if (::write(c.r.status_fd, &zero, 1) != 1) return Error::sys(errno, "write to --status-fd " + std::to_string(c.r.status_fd));
+    return ok();
+  }
+  if (!c.notify) return ok();
+  return c.notify(n.script, n.pid);
+}
+
+Result<Response> converse(Conversation& c, Swrk& w) {
+  for (;;) {
+    BERTH_ASSIGN(Message m, recv_msg(w.sock.get()));
+    if (m.eof) {
+      if (c.notify_error) return *c.notify_error;
+      // CRIU died without a final answer: its log says why.
+      (void)w.pid.wait();
+      return criu_failure(c.r, 0, "");
+    }
+    if (!m.resp.is_notify) return std::move(m.resp);
+    Status st = c.notify_error ? ok() : on_notify(c, m.resp, std::move(m.fd));
+    if (!st) c.notify_error = std::move(st).error();
+    BERTH_ASSIGN(auto ack, pack_notify_ack(!c.notify_error));
+    BERTH_TRY(send_msg(w.sock.get(), ack));
+  }
 }
 
 }  // namespace
 
 bool built_with_criu() { return true; }
 
+Status check_lazy_pages(const std::string& binary) {
+  BERTH_ASSIGN(auto req, pack_lazy_pages_check());
+  BERTH_ASSIGN(Response resp, ask(binary, req));
+  if (!resp.success) return Error::generic("CRIU feature check failed: type FEATURE_CHECK errno " + std::to_string(resp.cr_errno));
+  if (!resp.lazy_pages) return Error::unsupported("CRIU is missing features: lazy pages (the kernel has no userfaultfd)");
+  return ok();
+}
+
 Result<Outcome> execute(const Request& r, const std::string& criu_binary, const Notify& notify) {
-  BERTH_TRY(library_supports(r.lazy_pages, r.status_fd));
-  Opts opts;
-  if (criu_local_init_opts(&opts.o) < 0) return Error::sys(ENOMEM, "criu: init options");
-  BERTH_TRY(check(criu_local_set_service_binary(opts.o, criu_binary.c_str()), "service binary"));
-  UniqueFd images, work;
-  std::vector<UniqueFd> inherited;
-  BERTH_TRY(apply_paths(opts.o, r, images, work));
-  apply_flags(opts.o, r);
-  BERTH_TRY(apply_lists(opts.o, r, inherited));
-  // runc needs CRIU 3.0 at least; libcriu asks the binary for its version over the RPC.
-  int version = criu_local_get_version(opts.o);
-  if (version < 0) return Error::sys(-version, "criu: cannot run " + criu_binary + " swrk");
-  if (version < 30000) return Error::unsupported("CRIU version check failed: need 3.0 or later, have " + std::to_string(version));
-  g_notify = &notify;
-  g_notify_failed = false;
-  criu_local_set_notify_cb(opts.o, on_notify);
-  errno = 0;
-  int rc = 0;
-  switch (r.kind) {
-    case Kind::kDump: rc = criu_local_dump(opts.o); break;
-    case Kind::kPreDump: rc = criu_local_pre_dump(opts.o); break;
-    case Kind::kRestore: rc = criu_local_restore_child(opts.o); break;
+  BERTH_TRY(check_version(criu_binary));
+  // CRIU opens the image and work directories through /proc/<berth>/fd: close-on-exec is fine.
+  UniqueFd images(::open(r.images_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!images) return Error::sys(errno, "open image directory " + r.images_dir);
+  UniqueFd work;
+  if (!r.work_dir.empty()) {
+    work.reset(::open(r.work_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!work) return Error::sys(errno, "open work directory " + r.work_dir);
   }
-  int err = errno;
-  g_notify = nullptr;
-  if (g_notify_failed) return g_notify_error;
-  if (rc < 0) return criu_failure(r, rc, err);
-  Outcome out;
-  if (r.kind == Kind::kRestore) {
-    out.pid = rc;
-    int master = criu_get_orphan_pts_master_fd();
-    if (master >= 0) out.pts_master.reset(master);
+  // Inherit fds are the worker's own: the same numbers, kept open across its exec.
+  RpcFds fds{images.get(), work ? work.get() : -1, {}};
+  std::vector<int> keep;
+  for (const auto& i : r.inherit_fds) {
+    fds.inherit.push_back(i.fd);
+    if (i.fd > 2) keep.push_back(i.fd);
   }
-  return out;
+  BERTH_ASSIGN(auto req, pack_request(r, fds));
+  BERTH_ASSIGN(Swrk w, start_swrk(criu_binary, keep));
+  BERTH_TRY(send_msg(w.sock.get(), req));
+  Conversation c{r, notify, {}, std::nullopt};
+  BERTH_ASSIGN(Response resp, converse(c, w));
+  w.sock.reset();
+  (void)w.pid.wait();
+  if (c.notify_error) return *c.notify_error;
+  if (!resp.success) return criu_failure(r, resp.cr_errno, resp.cr_errmsg);
+  if (r.kind == Kind::kRestore) c.out.pid = resp.pid;
+  return std::move(c.out);
 }
 
 #endif

@@ -1,6 +1,6 @@
-// Running a CRIU request: Debian's libcriu (criu.h) starts `criu swrk` and speaks its RPC
-// (protobuf over a socketpair, as runc and crun do). Built only when configure found
-// libcriu (BERTH_HAVE_CRIU); otherwise every call says berth was built without it.
+// Running a CRIU request: berth starts `criu swrk` and speaks its RPC (criu_req/criu_resp,
+// protobuf over a socketpair, as runc and crun do). Built only when configure found CRIU's
+// rpc.proto code (BERTH_HAVE_CRIU); otherwise every call says berth was built without it.
 #pragma once
 
 #include <sys/types.h>
@@ -15,12 +15,11 @@
 namespace berth::container::criu {
 
 bool built_with_criu();
-// "berth was built without CRIU support ...": what both commands answer without libcriu.
+// "berth was built without CRIU support ...": what both commands answer without CRIU's code.
 Error not_built();
 
-// What libcriu 3.17 has no setter for is refused, before anything is written: lazy pages,
-// a status fd. (Empty network namespaces are expressed as external ones: request.cc.)
-Status library_supports(bool lazy_pages, int status_fd);
+// checkpoint --lazy-pages: CRIU's FEATURE_CHECK (userfaultfd), as runc asks before dumping.
+Status check_lazy_pages(const std::string& criu_binary);
 
 // CRIU's notifications during a restore ("setup-namespaces", "post-restore", ...), with the
 // restored init's pid; an error aborts the restore.
@@ -31,8 +30,10 @@ struct Outcome {
   UniqueFd pts_master;  // restore: the terminal's master CRIU handed back (orphan pts)
 };
 
-// Error text as runc's ("criu failed: type DUMP errno 0\nlog file: <work>/dump.log"),
-// followed by CRIU's first error line (the missing kernel feature when `criu check` fails).
+// Notifications berth answers itself: "orphan-pts-master" (its fd becomes pts_master) and
+// "status-ready" (one \0 byte to r.status_fd, lazy pages). Error text as runc's ("criu
+// failed: type DUMP errno 0\nlog file: <work>/dump.log"), followed by CRIU's first error line
+// (the missing kernel feature when `criu check` fails).
 Result<Outcome> execute(const Request& r, const std::string& criu_binary, const Notify& notify);
 
 }  // namespace berth::container::criu

@@ -92,6 +92,10 @@ const char* ns_image_name(const std::string& type) { return type == "network" ? 
 Status common(const CriuCommonOptions& o, Request& r) {
   BERTH_ASSIGN(r.cg_mode, parse_cgroups_mode(o.manage_cgroups_mode));
   BERTH_ASSIGN(r.empty_ns, parse_empty_ns(o.empty_ns));
+  // As runc, which "doesn't manage network devices and their configuration": CRIU never saves
+  // or restores a network namespace's contents (links, addresses, routes, firewall; no
+  // iproute2 needed), --empty-ns network or not. The restore gets a new empty namespace.
+  r.empty_ns |= CLONE_NEWNET;
   r.images_dir = o.image_path;
   r.work_dir = o.work_path;
   r.tcp_established = o.tcp_established;
@@ -156,12 +160,6 @@ Result<Request> dump_request(const CheckpointOptions& o, const spec::Spec& spec,
     if (it != f.joined_ns_inodes.end())
       r.externals.push_back(std::string(ns_image_name(t)) + "[" + std::to_string(it->second) + "]:" + ns_key(t));
   }
-  // --empty-ns network: libcriu 3.17 has no setter for CRIU's empty_ns. An external network
-  // namespace has the same effect at dump (its links, addresses, routes and firewall are not
-  // saved, so CRIU needs no iproute2 for them) and restore puts the tasks into the namespace
-  // handed over under the key: the config's, or a new empty one for `restore --empty-ns`.
-  if ((r.empty_ns & CLONE_NEWNET) && !f.joined_ns_inodes.count("network") && f.own_net_inode)
-    r.externals.push_back("net[" + std::to_string(f.own_net_inode) + "]:" + ns_key("network"));
   for (const auto& m : spec.mounts) {
     if (is_bind(m)) {
       r.ext_mounts.push_back({mount_key(m.destination), mount_key(m.destination)});
@@ -183,8 +181,6 @@ Result<Request> restore_request(const RestoreOptions& o, const spec::Spec& spec,
   Request r;
   r.kind = Kind::kRestore;
   BERTH_TRY(common(o, r));
-  // --empty-ns network: the caller hands a new empty namespace over as "network" (CRIU's
-  // empty_ns has no libcriu 3.17 setter; see dump_request).
   r.root = f.root;
   r.log_file = "restore.log";
   r.evasive_devices = true;

@@ -80,7 +80,6 @@ struct DumpFacts {
   std::string rootfs;                                   // record.rootfs
   std::map<std::string, std::string> cgroup_paths;      // record.cgroup_paths
   std::map<std::string, uint64_t> joined_ns_inodes;     // "network"/"pid" joined by path → inode
-  uint64_t own_net_inode = 0;                           // the init's own network namespace (0: none)
   std::set<std::string> masked_dirs;                    // masked paths that are directories
 };
 

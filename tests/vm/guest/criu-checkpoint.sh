@@ -7,8 +7,9 @@
 # leaves nothing behind; a terminal restored through --console-socket (berth_recvtty, the
 # build's console-socket peer, holds the masters) and a TCP listener with an established
 # connection inside the container restored with --tcp-established (CRIU locks the
-# connection with iptables-restore: the legacy one and its modules are carried). The same
-# steps run for runc and berth.
+# connection with iptables-restore: the legacy one and its modules are carried), --empty-ns
+# network (a namespace of its own, one named by path), and lazy migration (--lazy-pages, --page-server, --status-fd, `criu
+# lazy-pages`). The same steps run for runc and berth.
 # CRIU needs the sock_diag, tun and nf_tables modules loaded, and GNU tar and gzip for tmpfs
 # contents (busybox tar lacks its options). The containers have no network namespace (CRIU
 # dumps one with iproute2, which the VM lacks) except the --empty-ns one.
@@ -28,9 +29,10 @@ fi
 ok "criu check: $out"
 
 b=$(bundle_copy cr) || { not_ok "bundle copy"; done_testing; }
-# The counter keeps its value in memory and writes it to /count; its stdio is the
-# container's own /dev/null (CRIU cannot dump a descriptor of the host's /dev).
-cfg "$b" '.process.args = ["sh", "-c", "exec </dev/null >/dev/null 2>&1; i=0; while :; do i=$((i+1)); echo $i > /count; sleep 0.1; done"]
+# The counter keeps its value in memory and writes it to /count. `run -d` gets the host's
+# /dev/null as stdio, which the init reopens on the container's own /dev/null as runc does
+# (CRIU cannot dump a descriptor of the host's /dev): no redirection inside the container.
+cfg "$b" '.process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i > /count; sleep 0.1; done"]
   | .root.readonly = false
   | .linux.cgroupsPath = "/berth-criu/cr"
   | .linux.resources = {"memory": {"limit": 134217728}, "pids": {"limit": 64}}
@@ -55,7 +57,7 @@ show_log() {  # LOG: CRIU's errors and its last lines
   tail -n 15 "$1" | sed 's/^/    log| /'
 }
 
-(cd "$b" && "$RUNTIME" run -d cr </dev/null >/tmp/run.out 2>&1)
+(cd "$b" && "$RUNTIME" run -d cr </dev/null >/dev/null 2>&1)
 check_eq "run -d" 0 "$?"
 wait_count "$b" 20
 
@@ -208,12 +210,12 @@ done
 tb=$(bundle_copy tcp) || { not_ok "bundle copy"; done_testing; }
 printf '#!/bin/sh\nwhile read l; do echo "tcp $l"; done\n' > "$tb/rootfs/srv.sh"
 chmod 755 "$tb/rootfs/srv.sh"
-cfg "$tb" '.process.args = ["sh", "-c", "exec </dev/null >/dev/null 2>&1; mkfifo /tin; exec 3<>/tin; nc -ll -p 7777 -e /srv.sh & sleep 0.5; exec nc 127.0.0.1 7777 <&3 >/tout"]
+cfg "$tb" '.process.args = ["sh", "-c", "mkfifo /tin; exec 3<>/tin; nc -ll -p 7777 -e /srv.sh & sleep 0.5; exec nc 127.0.0.1 7777 <&3 >/tout"]
   | .root.readonly = false
   | .linux.cgroupsPath = "/berth-criu/tcp"
   | .linux.namespaces |= map(select(.type != "network"))
   | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
-(cd "$tb" && "$RUNTIME" run -d tcp1 </dev/null >/tmp/tcp-run.out 2>&1)
+(cd "$tb" && "$RUNTIME" run -d tcp1 </dev/null >/dev/null 2>&1)
 check_eq "run -d (TCP)" 0 "$?"
 w=0; while [ ! -p "$tb/rootfs/tin" ] && [ $w -lt 50 ]; do sleep 0.1; w=$((w + 1)); done
 sleep 0.5
@@ -239,11 +241,11 @@ check "delete -f tcp1" "$RUNTIME" delete -f tcp1
 # the namespace's contents (CRIU saves no links, addresses or routes: no iproute2 needed)
 # and restored into a new empty one, as runc does.
 e=$(bundle_copy en) || { not_ok "bundle copy"; done_testing; }
-cfg "$e" '.process.args = ["sh", "-c", "exec </dev/null >/dev/null 2>&1; i=0; while :; do i=$((i+1)); echo $i > /count; sleep 0.1; done"]
+cfg "$e" '.process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i > /count; sleep 0.1; done"]
   | .root.readonly = false
   | .linux.cgroupsPath = "/berth-criu/en"
   | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
-(cd "$e" && "$RUNTIME" run -d en1 </dev/null >/tmp/en-run.out 2>&1)
+(cd "$e" && "$RUNTIME" run -d en1 </dev/null >/dev/null 2>&1)
 check_eq "run -d (own network namespace)" 0 "$?"
 wait_count "$e" 5
 "$RUNTIME" checkpoint --empty-ns network --image-path /tmp/imgen en1 >/tmp/cken.out 2>&1
@@ -262,7 +264,108 @@ check_not "the restored init has a network namespace of its own" test "$(readlin
 check_eq "... with nothing but lo in it" "lo" "$(sed -n 's/^ *\([^ :]*\):.*/\1/p' /proc/"$pid"/net/dev | tr '\n' ' ' | sed 's/ $//')"
 check "delete -f en1" "$RUNTIME" delete -f en1
 
-# 10. a failed restore leaves no container and no cgroup behind.
+# 9b. the same container without --empty-ns (what podman --network none does): as runc,
+# berth never has CRIU save or restore a network namespace's contents (CRIU would run `ip`,
+# which the VM lacks), so both steps pass and the restored init gets a new empty namespace.
+(cd "$e" && "$RUNTIME" run -d en2 </dev/null >/dev/null 2>&1)
+check_eq "run -d en2 (own network namespace)" 0 "$?"
+wait_count "$e" $(($(count "$e") + 3))
+"$RUNTIME" checkpoint --image-path /tmp/imgen2 en2 >/tmp/cken2.out 2>&1
+rc=$?; check_eq "checkpoint of a container with its own network namespace, no --empty-ns, exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/cken2.out; show_log /tmp/imgen2/dump.log; }
+v8=$(count "$e")
+(cd "$e" && "$RUNTIME" restore -d --image-path /tmp/imgen2 en2 </dev/null >/tmp/rsen2.out 2>&1)
+rc=$?; check_eq "restore -d, no --empty-ns, exits 0" 0 "$rc"
+[ $rc = 0 ] || { cat /tmp/rsen2.out; show_log /tmp/imgen2/restore.log; }
+wait_count "$e" $((v8 + 5))
+check "counter continues ($v8 -> $(count "$e"))" test "$(count "$e")" -gt "$v8"
+pid=$("$RUNTIME" state en2 2>/dev/null | jq -r .pid)
+check_eq "... in a new namespace with nothing but lo" "lo" "$(sed -n 's/^ *\([^ :]*\):.*/\1/p' /proc/"$pid"/net/dev 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+check "delete -f en2" "$RUNTIME" delete -f en2
+
+# 10. --empty-ns network with a namespace the config names by path (made here with
+# busybox unshare): CRIU records it as external at checkpoint and the restore hands the
+# same namespace back, with the tasks in it.
+mkdir -p /run/netns; : > /run/netns/crnet
+if unshare --net=/run/netns/crnet true 2>/tmp/unshare.err; then
+  p=$(bundle_copy pn) || { not_ok "bundle copy"; done_testing; }
+  cfg "$p" '.process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i > /count; sleep 0.1; done"]
+    | .root.readonly = false
+    | .linux.cgroupsPath = "/berth-criu/pn"
+    | .linux.namespaces |= map(if .type == "network" then .path = "/run/netns/crnet" else . end)
+    | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+  (cd "$p" && "$RUNTIME" run -d pn1 </dev/null >/dev/null 2>&1)
+  check_eq "run -d (network namespace by path)" 0 "$?"
+  wait_count "$p" 5
+  "$RUNTIME" checkpoint --empty-ns network --image-path /tmp/imgpn pn1 >/tmp/ckpn.out 2>&1
+  rc=$?; check_eq "checkpoint --empty-ns network (namespace by path) exits 0" 0 "$rc"
+  [ $rc = 0 ] || { cat /tmp/ckpn.out; show_log /tmp/imgpn/dump.log; }
+  v7=$(count "$p")
+  (cd "$p" && "$RUNTIME" restore -d --empty-ns network --image-path /tmp/imgpn pn1 </dev/null >/tmp/rspn.out 2>&1)
+  rc=$?; check_eq "restore -d --empty-ns network (namespace by path) exits 0" 0 "$rc"
+  [ $rc = 0 ] || { cat /tmp/rspn.out; show_log /tmp/imgpn/restore.log; }
+  check_eq "restored container running" running "$(state_of pn1)"
+  wait_count "$p" $((v7 + 5))
+  check "counter continues ($v7 -> $(count "$p"))" test "$(count "$p")" -gt "$v7"
+  pid=$("$RUNTIME" state pn1 2>/dev/null | jq -r .pid)
+  check_eq "the restored init is in the namespace the config names" \
+    "$(stat -L -c %i /run/netns/crnet)" "$(stat -L -c %i /proc/"$pid"/ns/net 2>&1)"
+  check "delete -f pn1" "$RUNTIME" delete -f pn1
+  umount /run/netns/crnet
+else
+  not_ok "unshare --net=/run/netns/crnet: $(cat /tmp/unshare.err)"
+fi
+
+# 11. lazy migration, as runc's checkpoint.bats "checkpoint --lazy-pages and restore": the
+# dump serves the memory from a page server and says so with one \0 on --status-fd;
+# `criu lazy-pages` fetches the pages for a restore under a new id (the checkpointed
+# container lives on, frozen, until the last page is sent) in a copy of the bundle with
+# its own cgroup. Needs a kernel with non-cooperative userfaultfd.
+if ! why=$(criu check --feature uffd-noncoop 2>&1); then
+  echo "# SKIP lazy pages: no non-cooperative userfaultfd: $(printf '%s\n' "$why" | tail -n 1)"
+else
+  l=$(bundle_copy lz) || { not_ok "bundle copy"; done_testing; }
+  cfg "$l" '.process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i > /count; sleep 0.1; done"]
+    | .root.readonly = false
+    | .linux.cgroupsPath = "/berth-criu/lz"
+    | .linux.namespaces |= map(select(.type != "network"))
+    | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+  (cd "$l" && "$RUNTIME" run -d lz1 </dev/null >/dev/null 2>&1)
+  check_eq "run -d (lazy)" 0 "$?"
+  wait_count "$l" 5
+  rm -rf /tmp/lz-img /tmp/lz-work /tmp/lz.fifo; mkdir -p /tmp/lz-img /tmp/lz-work; mkfifo /tmp/lz.fifo
+  exec 6<>/tmp/lz.fifo
+  "$RUNTIME" checkpoint --lazy-pages --page-server 0.0.0.0:27277 --status-fd 7 --work-path /tmp/lz-work \
+    --image-path /tmp/lz-img lz1 7>/tmp/lz.fifo </dev/null >/tmp/cklz.out 2>&1 &
+  ckpid=$!
+  ready=$(timeout 60 head -c 1 <&6 | od -An -tx1 | tr -d ' \n')
+  exec 6<&-
+  check_eq "--status-fd: one NUL byte when the page server is ready" 00 "$ready"
+  [ "$ready" = 00 ] || { cat /tmp/cklz.out; show_log /tmp/lz-work/dump.log; }
+  check "inventory.img written" test -e /tmp/lz-img/inventory.img
+  v6=$(count "$l")
+  l2=/tmp/bundles/lz2
+  rm -rf "$l2"; cp -a "$l" "$l2"
+  cfg "$l2" '.linux.cgroupsPath = "/berth-criu/lz2"'
+  criu lazy-pages --page-server --address 127.0.0.1 --port 27277 -D /tmp/lz-img </dev/null >/tmp/lzd.out 2>&1 &
+  lzpid=$!
+  (cd "$l2" && "$RUNTIME" restore -d --lazy-pages --work-path /tmp/lz-img --image-path /tmp/lz-img lz2 </dev/null >/tmp/rslz.out 2>&1)
+  rc=$?; check_eq "restore -d --lazy-pages as lz2 exits 0" 0 "$rc"
+  [ $rc = 0 ] || { cat /tmp/rslz.out /tmp/lzd.out; show_log /tmp/lz-img/restore.log; }
+  check_eq "lz2 running" running "$(state_of lz2)"
+  wait_count "$l2" $((v6 + 5))
+  check "lz2's counter continues ($v6 -> $(count "$l2"))" test "$(count "$l2")" -gt "$v6"
+  n=0; while kill -0 "$ckpid" 2>/dev/null && [ $n -lt 300 ]; do sleep 0.2; n=$((n + 1)); done
+  kill "$ckpid" "$lzpid" 2>/dev/null
+  wait "$ckpid"; rc=$?
+  check_eq "checkpoint --lazy-pages exits 0 once every page is sent" 0 "$rc"
+  [ $rc = 0 ] || { cat /tmp/cklz.out; show_log /tmp/lz-work/dump.log; }
+  wait "$lzpid"
+  check_not "lz1 deleted after the lazy checkpoint" "$RUNTIME" state lz1
+  check "delete -f lz2" "$RUNTIME" delete -f lz2
+fi
+
+# 12. a failed restore leaves no container and no cgroup behind.
 (cd "$b" && "$RUNTIME" restore -d --image-path /tmp/no-such-image bad </dev/null >/tmp/bad.out 2>&1)
 check_not "restore from a missing image fails" test $? = 0
 sed 's/^/    restore| /' /tmp/bad.out

@@ -53,6 +53,7 @@ TEST(CriuRequest, DumpMapsRuncsOptionsAndExternalMounts) {
             "leave_running\ntcp_established\next_unix_sk\nshell_job\nfile_locks\nauto_dedup\n"
             "orphan_pts_master\nmanage_cgroups\n"
             "manage_cgroups_mode strict\n"
+            "empty_ns 1073741824\n"  // CLONE_NEWNET, always (runc)
             "ext_mount /data:/data\n"
             "ext_mount /dev/fuse:/dev/fuse\n"
             "ext_mount /etc/app.conf:/etc/app.conf\n"
@@ -134,32 +135,30 @@ TEST(CriuRequest, FlagsRefusedWithRuncsTexts) {
   EXPECT_EQ(r->page_server_port, 2701);
 }
 
-// libcriu 3.17 has no empty_ns setter: the container's own network namespace is named
-// external, so CRIU saves none of its contents and restore hands a namespace over.
-TEST(CriuRequest, EmptyNetworkNamespaceIsExternal) {
+TEST(CriuRequest, NetworkNamespaceContentsAreNeverSavedAsInRunc) {
+  // runc sets CRIU's empty_ns for the network always ("runc doesn't manage network devices"):
+  // a namespace of the container's own is left empty at dump and made empty at restore.
   spec::Spec s = config();
   s.linux->namespaces.push_back({"network", ""});
-  DumpFacts f = v2_facts();
-  f.own_net_inode = 4026532999ull;
-  auto plain = dump_request(CheckpointOptions{}, s, f);
+  auto plain = dump_request(CheckpointOptions{}, s, v2_facts());
   ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->empty_ns, static_cast<uint32_t>(CLONE_NEWNET));
   EXPECT_TRUE(plain->externals.empty()) << describe(*plain);
   CheckpointOptions o;
   o.empty_ns = {"network"};
-  auto r = dump_request(o, s, f);
+  auto r = dump_request(o, s, v2_facts());
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->externals, (std::vector<std::string>{"net[4026532999]:extRootNetNS"}));
-  // A namespace joined by path is external already, under its own inode.
+  EXPECT_EQ(r->empty_ns, static_cast<uint32_t>(CLONE_NEWNET));
+  EXPECT_TRUE(r->externals.empty()) << describe(*r);
+  // A namespace joined by path stays external, under its own inode.
+  DumpFacts f = v2_facts();
   f.joined_ns_inodes = {{"network", 4026532000ull}};
   r = dump_request(o, s, f);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->externals, (std::vector<std::string>{"net[4026532000]:extRootNetNS"}));
-  // No namespace of its own (the host's): nothing to leave out.
-  f.joined_ns_inodes.clear();
-  f.own_net_inode = 0;
-  r = dump_request(o, s, f);
-  ASSERT_TRUE(r);
-  EXPECT_TRUE(r->externals.empty());
+  auto restore = restore_request(RestoreOptions{}, s, RestoreFacts{});
+  ASSERT_TRUE(restore);
+  EXPECT_EQ(restore->empty_ns, static_cast<uint32_t>(CLONE_NEWNET));
 }
 
 TEST(CriuRequest, RestoreBindsTheNewContainersSources) {
@@ -183,6 +182,7 @@ TEST(CriuRequest, RestoreBindsTheNewContainersSources) {
             "log_file restore.log\n"
             "tcp_established\nevasive_devices\norphan_pts_master\nmanage_cgroups\n"
             "manage_cgroups_mode soft\n"
+            "empty_ns 1073741824\n"
             "ext_mount /data:/srv/data\n"
             "ext_mount /dev/fuse:/dev/fuse\n"
             "ext_mount /dev/null:/dev/null\n"
