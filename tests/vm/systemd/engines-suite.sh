@@ -12,7 +12,7 @@
 #      restore (CRIU), in place and --export/--import under a new name;
 #   4. containerd's CRI plugin with SystemdCgroup = true: tests/ecosystem/cri's scenario.py
 #      with --systemd (kubelet's kubepods-<qos>-pod<uid>.slice parents; host network, as the
-#      guest has no CNI plugins): the container's scope in the pod slice, an update, OOM,
+#      guest has no CNI plugins): the container's scope in the pod slice, an update, OOM (of the init's child),
 #      stop/remove and a small churn with a census of what stays;
 # and at the end no scope of any engine is left. Lines start with "VMTEST:"; the last one is
 # "VMTEST: RESULT: PASS|FAIL"; the exit status is the number of failures.
