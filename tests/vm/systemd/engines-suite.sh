@@ -40,12 +40,15 @@ IMG=localhost/busybox:offline
 IMGS=/opt/engines/images
 # containerd with the CRI plugin (step 4): tests/ecosystem/cri's config with SystemdCgroup = true
 W=/var/lib/berth-cri
+cri_driver=systemd   # cgroupfs: SystemdCgroup = false (vmsd.oomloop's comparison only)
 cri_up() {
   mkdir -p $W/cni/net.d $W/pod-logs
   sed -e "s|@WORK@|$W|g" -e "s|@RESTRICT_OOM@|false|" -e "s|@RUNC@|/usr/sbin/runc|" \
       -e "s|@BERTH@|/usr/local/bin/berth|" -e "s|@CNI_BIN@|/usr/lib/cni|" \
-      -e 's/SystemdCgroup = false/SystemdCgroup = true/' /opt/engines/cri/containerd.toml.in > $W/containerd.toml
-  expect "CRI config: SystemdCgroup = true for both handlers" 2 "$(grep -c "^ *SystemdCgroup = true" $W/containerd.toml)"
+      -e "s/SystemdCgroup = false/SystemdCgroup = $([ $cri_driver = systemd ] && echo true || echo false)/" \
+      /opt/engines/cri/containerd.toml.in > $W/containerd.toml
+  [ $cri_driver = cgroupfs ] ||
+    expect "CRI config: SystemdCgroup = true for both handlers" 2 "$(grep -c "^ *SystemdCgroup = true" $W/containerd.toml)"
   systemd-run -q --unit=cri-containerd -p Delegate=yes -p KillMode=process containerd --config $W/containerd.toml
   i=0; while ! ctr -a $W/containerd.sock version >/dev/null 2>&1 && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
   for i in pause busybox; do
@@ -55,7 +58,7 @@ cri_up() {
 cri_scenario() { # scenario.py's own arguments
   PYTHONPATH=/opt/engines/cri /usr/bin/python3 -u /opt/engines/cri/scenario.py --socket $W/containerd.sock \
     --stubs /opt/engines/cri/gen --handler "$rt" --log-root $W/pod-logs --work $W \
-    --runtime-root "$W/$rt-root" --systemd --host-network "$@" > /tmp/cri.out 2>&1
+    --runtime-root "$W/$rt-root" $([ $cri_driver = systemd ] && echo --systemd) --host-network "$@" > /tmp/cri.out 2>&1
 }
 T0=$(up)
 
@@ -63,18 +66,22 @@ say "begin: engines with $rt ($($RT --version | head -n 1)), uptime $(up)s, kern
 expect "systemctl is-system-running" running "$(systemctl is-system-running --wait 2>&1)"
 systemctl --failed --plain --no-legend 2>&1 | show
 
-# vmsd.oomloop=N[,B] on the kernel command line (run.sh --append): only the CRI's OOM check, N
-# containers in a row (scenario.py's oom_repeat), with B CPU burners in the guest; then the
+# vmsd.oomloop=N[,B[,HOG[,DRIVER]]] on the kernel command line (run.sh --append): only the CRI's
+# OOM check, N containers in a row (scenario.py's oom_repeat), with B CPU burners in the guest,
+# HOG init|child (scenario.py's --oom-hog), DRIVER systemd (default) or cgroupfs; then the
 # journal's account of each kill (kernel, the scope, containerd's TaskOOM/TaskExit).
-oomloop=$(sed -n 's/.*vmsd\.oomloop=\([0-9,]*\).*/\1/p' /proc/cmdline)
+oomloop=$(sed -n 's/.*vmsd\.oomloop=\([0-9a-z,]*\).*/\1/p' /proc/cmdline)
 if [ -n "$oomloop" ]; then
-  n=${oomloop%%,*}; b=0; [ "$n" = "$oomloop" ] || b=${oomloop#*,}
+  IFS=, read -r n b hog drv <<EOF
+$oomloop
+EOF
+  b=${b:-0}; [ "$drv" = cgroupfs ] && cri_driver=cgroupfs
   burners=; i=0
   while [ $i -lt "$b" ]; do nice -n 5 sh -c 'while :; do :; done' & burners="$burners $!"; i=$((i + 1)); done
-  say "oomloop: $n OOM containers with $rt, $b burners, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  say "oomloop: $n OOM containers with $rt, $b burners, hog ${hog:-default}, $cri_driver driver, load $(cut -d' ' -f1-3 /proc/loadavg)"
   cri_up
-  cri_scenario --only oom_repeat --oom-repeat "$n"
-  expect "CRI oom_repeat x$n with SystemdCgroup" 0 $?
+  cri_scenario --only oom_repeat --oom-repeat "$n" ${hog:+--oom-hog "$hog"}
+  expect "CRI oom_repeat x$n, $cri_driver driver" 0 $?
   show < /tmp/cri.out
   say "oomloop: load $(cut -d' ' -f1-3 /proc/loadavg)"
   [ -z "$burners" ] || kill $burners

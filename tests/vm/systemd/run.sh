@@ -10,7 +10,7 @@
 # the CRI client) and its suite, engines-suite.sh; booted with apparmor=0 (the image has no
 # apparmor_parser, without which dockerd refuses every container) and 2 GiB.
 # --append: more words for the guest's kernel command line, read by the suites (e.g. the
-# engines suite's vmsd.oomloop=N[,B]: only the CRI's OOM check, N times, B CPU burners).
+# engines suite's vmsd.oomloop=N[,B[,HOG[,DRIVER]]]: only the CRI's OOM check, N times).
 #
 # Exit: 0 pass, 1 fail, 77 skipped (reason printed: not root, no qemu/debootstrap, no
 # mirror), 124 timeout, 125 no result from the guest.
