@@ -12,8 +12,8 @@
 #      restore (CRIU), in place and --export/--import under a new name;
 #   4. containerd's CRI plugin with SystemdCgroup = true: tests/ecosystem/cri's scenario.py
 #      with --systemd (kubelet's kubepods-<qos>-pod<uid>.slice parents; host network, as the
-#      guest has no CNI plugins): the container's scope in the pod slice, an update, OOM (of the init's child),
-#      stop/remove and a small churn with a census of what stays;
+#      guest has no CNI plugins): the container's scope in the pod slice, an update, OOM
+#      (of the init's child), stop/remove and a small churn with a census of what stays;
 # and at the end no scope of any engine is left. Lines start with "VMTEST:"; the last one is
 # "VMTEST: RESULT: PASS|FAIL"; the exit status is the number of failures.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
