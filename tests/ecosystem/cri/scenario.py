@@ -321,11 +321,10 @@ def oom_killed(c, k, pod, hog="init", watch_report=None):
 
     HOG "init": tail is the container's init. "child": tail is a child of the init (sh),
     which stays 2 s after the kill, then exits with tail's status (137). The systemd driver
-    needs "child": there the container's cgroup is a scope, which systemd stops, removing
-    its cgroup, as soon as its last process is gone, and containerd 1.6's shim reads
-    memory.events again only after its next inotify wakeup; under load that read comes
-    after the removal, finds no file and ends the watch without TaskOOM (runc and berth
-    alike: the oom_repeat scenario, docs/kubernetes.md)."""
+    needs "child": containerd 1.6's shim stops its memory.events watch once the cgroup is
+    empty or gone, and with the systemd driver the cgroup is a scope that systemd removes
+    as soon as its last process exits; under load the shim's re-read then comes too late
+    and TaskOOM is never sent (runc and berth alike; docs/kubernetes.md has the rates)."""
     pb = cri_lib.pb
     cmd = "sleep 2; exec tail /dev/zero" if hog == "init" else "sleep 2; tail /dev/zero; s=$?; sleep 2; exit $s"
     oom = c.run(pod, "oom", ["sh", "-c", cmd], resources=pb.LinuxContainerResources(
