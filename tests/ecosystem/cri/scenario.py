@@ -7,7 +7,7 @@ of what stays on the host. One PASS/FAIL line per check; exit 1 on a failure.
 
   scenario.py --socket SOCK --stubs DIR --handler NAME --log-root DIR --work DIR
               --runtime-root DIR [--probes N] [--churn N] [--only a,b] [--out FILE]
-              [--systemd] [--host-network]
+              [--systemd] [--host-network] [--oom-repeat N] [--oom-hog init|child]
 
 --systemd: containerd runs the handlers with SystemdCgroup = true (a systemd host, pure
 cgroup v2): pods get kubelet's systemd parents (kubepods-<qos>-pod<uid>.slice), resources
