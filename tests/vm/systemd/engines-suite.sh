@@ -12,8 +12,8 @@
 #      restore (CRIU), in place and --export/--import under a new name;
 #   4. containerd's CRI plugin with SystemdCgroup = true: tests/ecosystem/cri's scenario.py
 #      with --systemd (kubelet's kubepods-<qos>-pod<uid>.slice parents; host network, as the
-#      guest has no CNI plugins): the container's scope in the pod slice, an update, OOM,
-#      stop/remove and a small churn with a census of what stays;
+#      guest has no CNI plugins): the container's scope in the pod slice, an update, OOM
+#      (of the init's child), stop/remove and a small churn with a census of what stays;
 # and at the end no scope of any engine is left. Lines start with "VMTEST:"; the last one is
 # "VMTEST: RESULT: PASS|FAIL"; the exit status is the number of failures.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
@@ -38,11 +38,59 @@ limits() {
 }
 IMG=localhost/busybox:offline
 IMGS=/opt/engines/images
+# containerd with the CRI plugin (step 4): tests/ecosystem/cri's config with SystemdCgroup = true
+W=/var/lib/berth-cri
+cri_driver=systemd   # cgroupfs: SystemdCgroup = false (vmsd.oomloop's comparison only)
+cri_up() {
+  mkdir -p $W/cni/net.d $W/pod-logs
+  sed -e "s|@WORK@|$W|g" -e "s|@RESTRICT_OOM@|false|" -e "s|@RUNC@|/usr/sbin/runc|" \
+      -e "s|@BERTH@|/usr/local/bin/berth|" -e "s|@CNI_BIN@|/usr/lib/cni|" \
+      -e "s/SystemdCgroup = false/SystemdCgroup = $([ $cri_driver = systemd ] && echo true || echo false)/" \
+      /opt/engines/cri/containerd.toml.in > $W/containerd.toml
+  [ $cri_driver = cgroupfs ] ||
+    expect "CRI config: SystemdCgroup = true for both handlers" 2 "$(grep -c "^ *SystemdCgroup = true" $W/containerd.toml)"
+  systemd-run -q --unit=cri-containerd -p Delegate=yes -p KillMode=process containerd --config $W/containerd.toml
+  i=0; while ! ctr -a $W/containerd.sock version >/dev/null 2>&1 && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
+  for i in pause busybox; do
+    ctr -a $W/containerd.sock -n k8s.io images import $IMGS/$i.tar >/dev/null 2>/tmp/out || show < /tmp/out
+  done
+}
+cri_scenario() { # scenario.py's own arguments
+  PYTHONPATH=/opt/engines/cri /usr/bin/python3 -u /opt/engines/cri/scenario.py --socket $W/containerd.sock \
+    --stubs /opt/engines/cri/gen --handler "$rt" --log-root $W/pod-logs --work $W \
+    --runtime-root "$W/$rt-root" $([ $cri_driver = systemd ] && echo --systemd) --host-network "$@" > /tmp/cri.out 2>&1
+}
 T0=$(up)
 
 say "begin: engines with $rt ($($RT --version | head -n 1)), uptime $(up)s, kernel $(uname -r)"
 expect "systemctl is-system-running" running "$(systemctl is-system-running --wait 2>&1)"
 systemctl --failed --plain --no-legend 2>&1 | show
+
+# vmsd.oomloop=N[,B[,HOG[,DRIVER]]] on the kernel command line (run.sh --append): only the CRI's
+# OOM check, N containers in a row (scenario.py's oom_repeat), with B CPU burners in the guest,
+# HOG init|child (scenario.py's --oom-hog), DRIVER systemd (default) or cgroupfs; then the
+# journal's account of each kill (kernel, the scope, containerd's TaskOOM/TaskExit).
+oomloop=$(sed -n 's/.*vmsd\.oomloop=\([0-9a-z,]*\).*/\1/p' /proc/cmdline)
+if [ -n "$oomloop" ]; then
+  IFS=, read -r n b hog drv <<EOF
+$oomloop
+EOF
+  b=${b:-0}; [ "$drv" = cgroupfs ] && cri_driver=cgroupfs
+  burners=; i=0
+  while [ $i -lt "$b" ]; do nice -n 5 sh -c 'while :; do :; done' & burners="$burners $!"; i=$((i + 1)); done
+  say "oomloop: $n OOM containers with $rt, $b burners, hog ${hog:-default}, $cri_driver driver, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  cri_up
+  cri_scenario --only oom_repeat --oom-repeat "$n" ${hog:+--oom-hog "$hog"}
+  expect "CRI oom_repeat x$n, $cri_driver driver" 0 $?
+  show < /tmp/cri.out
+  say "oomloop: load $(cut -d' ' -f1-3 /proc/loadavg)"
+  [ -z "$burners" ] || kill $burners
+  journalctl -q -o short-monotonic --no-pager 2>&1 | grep -E 'Killed process|cri-containerd-.*scope: |TaskOOM|TaskExit|level=(error|warning)' |
+    cut -c 1-260 | show
+  systemctl stop cri-containerd 2>&1 | show
+  if [ $fails = 0 ]; then say "RESULT: PASS"; else say "RESULT: FAIL ($fails failed)"; fi
+  exit $fails
+fi
 
 # ---- 1. dockerd, systemd cgroup driver ------------------------------------------------
 t=$(up)
@@ -216,20 +264,8 @@ say "TIME podman-criu: $(since "$t")s"
 # A second containerd (the one of tests/ecosystem/cri, its config with SystemdCgroup = true),
 # in a unit of its own as a node's would be.
 t=$(up)
-W=/var/lib/berth-cri
-mkdir -p $W/cni/net.d $W/pod-logs
-sed -e "s|@WORK@|$W|g" -e "s|@RESTRICT_OOM@|false|" -e "s|@RUNC@|/usr/sbin/runc|" \
-    -e "s|@BERTH@|/usr/local/bin/berth|" -e "s|@CNI_BIN@|/usr/lib/cni|" \
-    -e 's/SystemdCgroup = false/SystemdCgroup = true/' /opt/engines/cri/containerd.toml.in > $W/containerd.toml
-expect "CRI config: SystemdCgroup = true for both handlers" 2 "$(grep -c "^ *SystemdCgroup = true" $W/containerd.toml)"
-systemd-run -q --unit=cri-containerd -p Delegate=yes -p KillMode=process containerd --config $W/containerd.toml
-i=0; while ! ctr -a $W/containerd.sock version >/dev/null 2>&1 && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
-for i in pause busybox; do
-  ctr -a $W/containerd.sock -n k8s.io images import $IMGS/$i.tar >/dev/null 2>/tmp/out || show < /tmp/out
-done
-PYTHONPATH=/opt/engines/cri /usr/bin/python3 -u /opt/engines/cri/scenario.py --socket $W/containerd.sock \
-  --stubs /opt/engines/cri/gen --handler "$rt" --log-root $W/pod-logs --work $W \
-  --runtime-root "$W/$rt-root" --systemd --host-network --only resources,churn --churn 1 > /tmp/cri.out 2>&1
+cri_up
+cri_scenario --only resources,churn --churn 1
 code=$?
 show < /tmp/cri.out
 expect "CRI scenario (resources, churn) with SystemdCgroup" 0 $code

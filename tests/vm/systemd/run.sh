@@ -4,16 +4,19 @@
 # kernel command line, print the guest's lines and exit with its verdict.
 #
 #   run.sh --runtime berth|runc --berth PATH [--work DIR] [--timeout S] [--variant engines]
+#          [--append WORDS]
 #
 # --variant engines: the second image (image.sh's engines variant: docker, containerd, podman,
 # the CRI client) and its suite, engines-suite.sh; booted with apparmor=0 (the image has no
 # apparmor_parser, without which dockerd refuses every container) and 2 GiB.
+# --append: more words for the guest's kernel command line, read by the suites (e.g. the
+# engines suite's vmsd.oomloop=N[,B[,HOG[,DRIVER]]]: only the CRI's OOM check, N times).
 #
 # Exit: 0 pass, 1 fail, 77 skipped (reason printed: not root, no qemu/debootstrap, no
 # mirror), 124 timeout, 125 no result from the guest.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-rt=; berth=; work=; timeout_s=900; variant=
+rt=; berth=; work=; timeout_s=900; variant=; append=
 while [ $# -gt 0 ]; do
   case $1 in
     --runtime) rt=$2; shift 2 ;;
@@ -21,7 +24,8 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --variant) variant=$2; shift 2 ;;
-    *) echo "usage: $0 --runtime berth|runc --berth PATH [--work DIR] [--timeout S] [--variant engines]" >&2; exit 2 ;;
+    --append) append=$2; shift 2 ;;
+    *) echo "usage: $0 --runtime berth|runc --berth PATH [--work DIR] [--timeout S] [--variant engines] [--append WORDS]" >&2; exit 2 ;;
   esac
 done
 [ -n "$rt" ] && [ -n "$berth" ] || { echo "run.sh: --runtime and --berth are required" >&2; exit 2; }
@@ -45,7 +49,7 @@ t=$(date +%s)
 # which then panics ("IO-APIC + timer doesn't work"); seen here at load 12.
 nice qemu-system-x86_64 -nodefaults -no-user-config -accel tcg -m $mem -smp 2 -display none -no-reboot \
   -serial "file:$log" -kernel "$work/boot/vmlinux" -initrd "$work/boot/initrd.gz" \
-  -append "console=ttyS0 root=/dev/vda rw panic=-1 quiet no_timer_check systemd.unified_cgroup_hierarchy=1 vmsd.runtime=$rt $extra" \
+  -append "console=ttyS0 root=/dev/vda rw panic=-1 quiet no_timer_check systemd.unified_cgroup_hierarchy=1 vmsd.runtime=$rt $extra $append" \
   -drive "file=$image,format=raw,if=virtio,cache=unsafe" -snapshot </dev/null &
 qpid=$!
 trap 'kill $qpid 2>/dev/null; exit 130' INT TERM
