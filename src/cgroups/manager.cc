@@ -1,5 +1,6 @@
 // Manager placement and lifecycle: create (mkdir in every hierarchy, linux.cgroupsPath
-// resolution, cpuset inheritance), load from state paths, add_process, pids, destroy and the one-rmdir removal of empty cgroups.
+// resolution, cpuset inheritance), load from state paths, add_process, pids, destroy, and
+// remove_empty (one rmdir per hierarchy).
 #include "cgroups/manager.h"
 
 #include <fcntl.h>
