@@ -1,5 +1,6 @@
 // Manager placement and lifecycle: create (mkdir in every hierarchy, linux.cgroupsPath
-// resolution, cpuset inheritance), load from state paths, add_process, pids, destroy.
+// resolution, cpuset inheritance), load from state paths, add_process, pids, destroy, and
+// remove_empty (one rmdir per hierarchy).
 #include "cgroups/manager.h"
 
 #include <fcntl.h>
@@ -192,6 +193,15 @@ Result<std::vector<pid_t>> Manager::pids() const {
   if (!listed_any && failed) return std::move(*failed);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+bool Manager::remove_empty() {
+  bool all = true;
+  for (auto& h : hiers_) {
+    h.fd.reset();
+    if (::rmdir(h.path.c_str()) != 0 && errno != ENOENT) all = false;
+  }
+  return all;
 }
 
 Status Manager::destroy() {

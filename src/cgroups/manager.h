@@ -76,6 +76,9 @@ class Manager {
   Result<uint64_t> oom_kill_count() const;
   // rmdir everywhere (children first, EBUSY retried briefly); a missing directory is fine.
   Status destroy();
+  // One rmdir per hierarchy, no retry, no listing: true when none is left (gone or
+  // missing). A cgroup still busy (a process, a sub-cgroup) stays for destroy().
+  bool remove_empty();
 
  private:
   struct Hier {

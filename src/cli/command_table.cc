@@ -200,9 +200,12 @@ std::vector<CommandSpec> build() {
 
 }  // namespace
 
+// The tables are never destroyed: freeing them at exit wrote to every heap page they hold,
+// and after create's, run's or exec's clone each such write is a copy-on-write fault (the
+// init shares those pages until its execve), 5-10 faults per call for nothing.
 const std::vector<CommandSpec>& commands() {
-  static const std::vector<CommandSpec> k = build();
-  return k;
+  static const auto* k = new std::vector<CommandSpec>(build());
+  return *k;
 }
 
 const CommandSpec* find_command(const std::string& name) {
@@ -215,7 +218,7 @@ const CommandSpec* find_command(const std::string& name) {
 }
 
 const std::vector<FlagSpec>& global_flags() {
-  static const std::vector<FlagSpec> k = {
+  static const auto* k = new std::vector<FlagSpec>{
       flag({"debug"}, T::kBool, "enable debug logging"),
       flag({"log"}, T::kString, "set the log file to write berth logs to (default is '/dev/stderr')"),
       flag({"log-format"}, T::kString, "set the log format ('text' (default), or 'json')", "\"text\""),
@@ -229,7 +232,7 @@ const std::vector<FlagSpec>& global_flags() {
       flag({"help", "h"}, T::kBool, "show help"),
       flag({"version", "v"}, T::kBool, "print the version"),
   };
-  return k;
+  return *k;
 }
 
 }  // namespace berth::cli

@@ -118,6 +118,12 @@ Status remove_cgroups(const std::map<std::string, std::string>& paths, bool syst
   return m.destroy();
 }
 
+bool remove_empty_cgroups(const std::map<std::string, std::string>& paths) {
+  if (paths.empty()) return true;
+  auto m = cgroups::Manager::load(paths);
+  return m && m->remove_empty();
+}
+
 bool cgroups_frozen(const std::map<std::string, std::string>& paths) {
   if (paths.empty()) return false;
   auto m = cgroups::Manager::load(paths);

@@ -42,6 +42,9 @@ Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id,
 Status join_cgroups(CgroupSetup& cg, pid_t pid);
 // systemd: the container's unit (named by its paths) is stopped first.
 Status remove_cgroups(const std::map<std::string, std::string>& paths, bool systemd);
+// cgroupfs only: removes the container's cgroups if all are empty leaves, one rmdir each;
+// false when any is left (busy, or paths that do not load), for the long way.
+bool remove_empty_cgroups(const std::map<std::string, std::string>& paths);
 bool cgroups_frozen(const std::map<std::string, std::string>& paths);
 // What a "cgroup" mount inside the container shows (rootfs plan); the first form for a given
 // host layout (tests).

@@ -218,6 +218,7 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   if (::stat("/proc/self/exe", &self) == 0) cfg.self_dev = self.st_dev, cfg.self_ino = self.st_ino;
   int parent_end = socks.first.get();
   bool in_cgroup = false;
+  Phases t("create");
   BERTH_ASSIGN(c.init, container::process::spawn(cfg.clone_flags, c.cg.v2_fd, [&] {
     // Keep only what the init needs: above all, not the state directory, whose flock
     // would otherwise stay held by the waiting init.
@@ -232,8 +233,9 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   fifo.reset();
   c.init_pidfd.reset(::fcntl(c.init.pidfd(), F_DUPFD_CLOEXEC, 0));  // hooks must not inherit it
   c.undo.push([&c] { kill_init(c); });
+  t.mark("clone");
   BERTH_TRY(record_pid(c, c.init.pid()));
-  Phases t("create");
+  t.mark("pid recorded");
   if (!in_cgroup) BERTH_TRY(container::join_cgroups(c.cg, c.init.pid()));
   t.mark("init joined the cgroups");
   bool maps_on_clone = (cfg.clone_flags & CLONE_NEWUSER) != 0;

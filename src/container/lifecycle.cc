@@ -141,8 +141,15 @@ void run_hooks_warning(const char* kind, const std::vector<spec::Hook>& hooks, c
 
 // Removes everything the container set up; poststop hook failures are warnings.
 Status destroy(Loaded& c, const std::string& root) {
-  kill_leftovers(c.record);
-  BERTH_TRY(container::remove_cgroups(c.record.cgroup_paths, c.record.systemd_cgroup).context("remove cgroups"));
+  // Usually nothing of the container runs any more (its pid namespace died with its init):
+  // its cgroups are empty leaves and go with one rmdir each. Listing every hierarchy's
+  // processes and sub-cgroups first cost 81 syscalls on a v1 host (9 hierarchies). A
+  // cgroup still busy (a leftover process of a shared pid namespace, a sub-cgroup) fails
+  // the rmdir and takes the long way: listed, frozen, killed, removed.
+  if (c.record.systemd_cgroup || !container::remove_empty_cgroups(c.record.cgroup_paths)) {
+    kill_leftovers(c.record);
+    BERTH_TRY(container::remove_cgroups(c.record.cgroup_paths, c.record.systemd_cgroup).context("remove cgroups"));
+  }
   auto spec = c.dir.read_config();
   BERTH_ASSIGN(auto store, container::StateStore::open_existing(root));
   BERTH_TRY(store.remove(c.record.id));

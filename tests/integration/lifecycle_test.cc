@@ -58,6 +58,33 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+// Without a pid namespace of its own, a container's background process outlives its init.
+// `delete` then finds the cgroup busy (empty cgroups go with one rmdir each, nothing
+// listed), kills what is left and removes the cgroups, as before that shortcut.
+TEST(Lifecycle, DeleteKillsWhatASharedPidNamespaceLeftBehind) {
+  Runtime rt;
+  Bundle b;
+  b.spec().linux->cgroups_path = "/berth-test/lc-leftover";
+  auto& ns = b.spec().linux->namespaces;
+  ns.erase(std::remove_if(ns.begin(), ns.end(), [](const spec::Namespace& n) { return n.type == "pid"; }), ns.end());
+  b.script("sleep 300 & exit 0").write();
+  std::string dir = "/sys/fs/cgroup/pids/berth-test/lc-leftover";
+  if (!exists("/sys/fs/cgroup/pids/cgroup.procs")) dir = "/sys/fs/cgroup/berth-test/lc-leftover";
+  ASSERT_EQ(rt({"create", "--bundle", b.path(), "lc-left"}).code, 0);
+  ASSERT_EQ(rt({"start", "lc-left"}).code, 0);
+  for (int i = 0; i < 250 && rt({"state", "lc-left"}).out.find("stopped") == std::string::npos; ++i) ::usleep(20000);
+  ASSERT_NE(rt({"state", "lc-left"}).out.find("\"status\": \"stopped\""), std::string::npos);
+  std::string procs = read_text(dir + "/cgroup.procs");
+  ASSERT_FALSE(procs.empty()) << "the background sleep should still be in " << dir;
+  pid_t left = static_cast<pid_t>(std::stol(procs));
+  auto del = rt({"delete", "lc-left"});
+  EXPECT_EQ(del.code, 0) << del.err;
+  EXPECT_FALSE(exists(dir)) << "the cgroup is removed";
+  // Killed: gone, or a zombie of a parent that does not reap (PID 1 here).
+  std::string stat = read_text("/proc/" + std::to_string(left) + "/stat");
+  EXPECT_TRUE(stat.empty() || stat.find(") Z ") != std::string::npos) << stat;
+}
+
 // `start` returns once the init has executed the user's process, after the startContainer
 // hooks (runc reads exec.fifo to EOF, which comes at the init's execve; berth waits on it
 // for the init's close at that execve): poststart hooks then run after the process is

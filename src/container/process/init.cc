@@ -188,12 +188,14 @@ int fork_init_last(linux::Sys& sys, InitConfig& cfg) {
 }  // namespace
 
 Status init_stage_one(linux::Sys& sys, InitConfig& cfg) {
+  Phases t("init");
   reset_signals();
   if (cfg.parent_death_kill) BERTH_TRY(sys.prctl(PR_SET_PDEATHSIG, SIGKILL).context("set the parent death signal"));
   // Nothing of the host may be reached through us while we are in the container's
   // namespaces: no ptrace, no /proc/<pid>/exe, fd or environ access (CVE-2019-5736).
   if (!cfg.dumpable_until_mapped) BERTH_TRY(sys.prctl(PR_SET_DUMPABLE, 0).context("make the init non-dumpable"));
   BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));  // a user namespace made by clone3 is mapped now
+  t.mark("waited for the parent's go");
   for (auto& j : cfg.ns->joins) BERTH_TRY(sys.setns(j.fd.get(), j.flag).context("join " + j.type + " namespace"));
   if (cfg.unshare_flags & CLONE_NEWUSER) {
     BERTH_TRY(sys.unshare(CLONE_NEWUSER).context("create user namespace"));
@@ -205,6 +207,7 @@ Status init_stage_one(linux::Sys& sys, InitConfig& cfg) {
     BERTH_TRY(sys.unshare(rest).context("create namespaces"));
   if (cfg.ns->has(CLONE_NEWUSER)) BERTH_TRY(become_userns_root(sys));
   if (!cfg.time_offsets.empty()) BERTH_TRY(write_time_offsets(sys, cfg.time_offsets));
+  t.mark("namespaces");
   return ok();
 }
 
@@ -212,7 +215,10 @@ Status init_stage_two(linux::Sys& sys, InitConfig& cfg) {
   BERTH_TRY(sys.setsid());
   std::optional<linux::rootfs::Applier> fs;
   BERTH_TRY(set_up_container(sys, cfg, fs));
-  return finish_process(sys, cfg, fs ? &*fs : nullptr);
+  Phases t("init");
+  BERTH_TRY(finish_process(sys, cfg, fs ? &*fs : nullptr));
+  t.mark("process attributes");
+  return ok();
 }
 
 int init_main(InitConfig& cfg) {
