@@ -107,6 +107,17 @@ Status common(const CriuCommonOptions& o, Request& r) {
   return ok();
 }
 
+// runc's org.criu.config annotation: a file of CRIU options for this container, which CRIU
+// (3.11 and later) reads after the RPC's and which wins over them; set but empty, none at
+// all. Without it, the file runc names for every container: a host configured for runc
+// (say, tcp-established in that file) gets the same from berth. CRIU ignores a file that
+// does not exist. The path is the config author's, read by CRIU as root, as with runc: the
+// same author already runs hooks on the host.
+std::string config_file(const spec::Spec& spec) {
+  auto it = spec.annotations.find("org.criu.config");
+  return it == spec.annotations.end() ? "/etc/criu/runc.conf" : it->second;
+}
+
 Status page_server(const std::string& spec, Request& r) {
   if (spec.empty()) return ok();
   auto colon = spec.rfind(':');
@@ -143,6 +154,7 @@ Result<Request> dump_request(const CheckpointOptions& o, const spec::Spec& spec,
   r.kind = o.pre_dump ? Kind::kPreDump : Kind::kDump;
   BERTH_TRY(common(o, r));
   BERTH_TRY(page_server(o.page_server, r));
+  r.config_file = config_file(spec);
   r.pid = f.pid;
   r.root = f.rootfs;
   r.log_file = "dump.log";
@@ -181,6 +193,7 @@ Result<Request> restore_request(const RestoreOptions& o, const spec::Spec& spec,
   Request r;
   r.kind = Kind::kRestore;
   BERTH_TRY(common(o, r));
+  r.config_file = config_file(spec);
   r.root = f.root;
   r.log_file = "restore.log";
   r.evasive_devices = true;
@@ -232,6 +245,7 @@ std::string describe(const Request& r) {
   if (r.empty_ns) line("empty_ns", std::to_string(r.empty_ns));
   if (!r.page_server_address.empty()) line("page_server", r.page_server_address + ":" + std::to_string(r.page_server_port));
   if (r.status_fd >= 0) line("status_fd", std::to_string(r.status_fd));
+  if (!r.config_file.empty()) line("config_file", r.config_file);
   if (!r.lsm_profile.empty()) line("lsm_profile", r.lsm_profile);
   if (!r.lsm_mount_context.empty()) line("lsm_mount_context", r.lsm_mount_context);
   for (const auto& m : r.ext_mounts) line("ext_mount", m.key + ":" + m.val);

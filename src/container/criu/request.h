@@ -1,5 +1,6 @@
 // What berth asks of CRIU (the RPC request's options), computed from the flags, the config
-// (mounts of type bind and cgroup, linux.maskedPaths, linux.devices, linux.namespaces[].path)
+// (mounts of type bind and cgroup, linux.maskedPaths, linux.devices, linux.namespaces[].path,
+// the org.criu.config annotation)
 // and the container's record, with no system call: unit tests compare it as text. Also
 // descriptors.json, runc's record of the init's stdio in the image directory.
 #pragma once
@@ -58,6 +59,7 @@ struct Request {
   std::string page_server_address;
   int page_server_port = 0;
   int status_fd = -1;
+  std::string config_file;       // CRIU's own configuration file (org.criu.config)
   std::string lsm_profile;
   std::string lsm_mount_context;
   std::vector<ExtMount> ext_mounts;

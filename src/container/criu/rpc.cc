@@ -173,6 +173,7 @@ void describe_opts(const CriuOpts& o, std::string& t) {
   if (o.has_empty_ns) line(t, "empty_ns", std::to_string(o.empty_ns));
   if (o.has_status_fd) line(t, "status_fd", std::to_string(o.status_fd));
   if (o.ps) line(t, "ps", std::string(o.ps->address ? o.ps->address : "") + ":" + std::to_string(o.ps->port));
+  if (o.config_file) line(t, "config_file", o.config_file);
   if (o.lsm_profile) line(t, "lsm_profile", o.lsm_profile);
   if (o.lsm_mount_context) line(t, "lsm_mount_context", o.lsm_mount_context);
   for (size_t i = 0; i < o.n_ext_mnt; ++i) line(t, "ext_mnt", std::string(o.ext_mnt[i]->key) + ":" + o.ext_mnt[i]->val);
@@ -207,6 +208,7 @@ Result<std::vector<uint8_t>> pack_request(const Request& r, const RpcFds& fds) {
   o.root = s(r.root);
   o.log_file = s(r.log_file);
   if (!r.freeze_cgroup.empty()) o.freeze_cgroup = s(r.freeze_cgroup);
+  if (!r.config_file.empty()) o.config_file = s(r.config_file);
   if (!r.lsm_profile.empty()) o.lsm_profile = s(r.lsm_profile);
   if (!r.lsm_mount_context.empty()) o.lsm_mount_context = s(r.lsm_mount_context);
   set_flags(o, r);

@@ -365,6 +365,36 @@ else
   check "delete -f lz2" "$RUNTIME" delete -f lz2
 fi
 
+# 11b. runc's org.criu.config, as runc's checkpoint.bats "checkpoint and restore with
+# container specific CRIU config": the annotation's file wins over /etc/criu/runc.conf (the
+# default without it); each names its own log file, and only the annotation's is written.
+mkdir -p /etc/criu
+echo "log-file=runc-conf.log" > /etc/criu/runc.conf
+echo "log-file=app-conf.log" > /tmp/criu-app.conf
+k=$(bundle_copy cc) || { not_ok "bundle copy"; done_testing; }
+cfg "$k" '.process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i > /count; sleep 0.1; done"]
+  | .root.readonly = false
+  | .linux.cgroupsPath = "/berth-criu/cc"
+  | .annotations["org.criu.config"] = "/tmp/criu-app.conf"
+  | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+(cd "$k" && "$RUNTIME" run -d cc1 </dev/null >/dev/null 2>&1)
+check_eq "run -d (org.criu.config)" 0 "$?"
+wait_count "$k" 5
+rm -rf /tmp/cc-img /tmp/cc-work; mkdir -p /tmp/cc-work
+"$RUNTIME" checkpoint --work-path /tmp/cc-work --image-path /tmp/cc-img cc1 >/tmp/ckcc.out 2>&1
+rc=$?; check_eq "checkpoint with org.criu.config exits 0" 0 "$rc"
+[ $rc = 0 ] || cat /tmp/ckcc.out
+check "the annotation's file names the log (app-conf.log)" test -s /tmp/cc-work/app-conf.log
+check_not "runc.conf is not read when the annotation names a file" test -e /tmp/cc-work/runc-conf.log
+v9=$(count "$k")
+(cd "$k" && "$RUNTIME" restore -d --work-path /tmp/cc-work --image-path /tmp/cc-img cc1 </dev/null >/tmp/rscc.out 2>&1)
+rc=$?; check_eq "restore -d with org.criu.config exits 0" 0 "$rc"
+[ $rc = 0 ] || cat /tmp/rscc.out
+wait_count "$k" $((v9 + 5))
+check "counter continues ($v9 -> $(count "$k"))" test "$(count "$k")" -gt "$v9"
+check "delete -f cc1" "$RUNTIME" delete -f cc1
+rm -f /etc/criu/runc.conf
+
 # 12. a failed restore leaves no container and no cgroup behind.
 (cd "$b" && "$RUNTIME" restore -d --image-path /tmp/no-such-image bad </dev/null >/tmp/bad.out 2>&1)
 check_not "restore from a missing image fails" test $? = 0

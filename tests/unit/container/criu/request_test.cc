@@ -54,6 +54,7 @@ TEST(CriuRequest, DumpMapsRuncsOptionsAndExternalMounts) {
             "orphan_pts_master\nmanage_cgroups\n"
             "manage_cgroups_mode strict\n"
             "empty_ns 1073741824\n"  // CLONE_NEWNET, always (runc)
+            "config_file /etc/criu/runc.conf\n"  // runc's default: no org.criu.config
             "ext_mount /data:/data\n"
             "ext_mount /dev/fuse:/dev/fuse\n"
             "ext_mount /etc/app.conf:/etc/app.conf\n"
@@ -183,6 +184,7 @@ TEST(CriuRequest, RestoreBindsTheNewContainersSources) {
             "tcp_established\nevasive_devices\norphan_pts_master\nmanage_cgroups\n"
             "manage_cgroups_mode soft\n"
             "empty_ns 1073741824\n"
+            "config_file /etc/criu/runc.conf\n"
             "ext_mount /data:/srv/data\n"
             "ext_mount /dev/fuse:/dev/fuse\n"
             "ext_mount /dev/null:/dev/null\n"
@@ -192,6 +194,30 @@ TEST(CriuRequest, RestoreBindsTheNewContainersSources) {
             "inherit_fd pipe:[1234]:1\n"
             "inherit_fd pipe:[1235]:2\n"
             "cg_root unified:/berth/c2\n");
+}
+
+// runc's org.criu.config: a file of the config's own; set but empty, no file at all; absent,
+// /etc/criu/runc.conf (so a host set up for runc behaves the same). Checkpoint and restore.
+TEST(CriuRequest, CriuConfigFileFollowsTheAnnotationAsRunc) {
+  spec::Spec s = config();
+  s.annotations["org.criu.config"] = "/etc/criu/app.conf";
+  auto d = dump_request(CheckpointOptions{}, s, v2_facts());
+  ASSERT_TRUE(d) << d.error().message();
+  EXPECT_EQ(d->config_file, "/etc/criu/app.conf");
+  RestoreFacts f;
+  f.root = "/run/berth/c2/criu-root";
+  auto r = restore_request(RestoreOptions{}, s, f);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->config_file, "/etc/criu/app.conf");
+  s.annotations["org.criu.config"] = "";
+  d = dump_request(CheckpointOptions{}, s, v2_facts());
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->config_file, "");
+  EXPECT_EQ(describe(*d).find("config_file"), std::string::npos) << describe(*d);
+  s.annotations.erase("org.criu.config");
+  r = restore_request(RestoreOptions{}, s, f);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->config_file, "/etc/criu/runc.conf");
 }
 
 TEST(CriuRequest, HostileDestinationsStayInsideTheContainer) {

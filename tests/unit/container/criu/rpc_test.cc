@@ -69,6 +69,7 @@ TEST(CriuRpc, RestoreIsASiblingWithItsInheritedFds) {
   r.evasive_devices = true;
   r.orphan_pts_master = false;
   r.manage_cgroups = false;
+  r.config_file = "/etc/criu/runc.conf";
   r.lsm_profile = "apparmor:p";
   r.lsm_mount_context = "system_u:object_r:container_file_t:s0";
   r.inherit_fds = {{"extRootNetNS", 7}, {"pipe:[1234]", 1}};
@@ -80,6 +81,7 @@ TEST(CriuRpc, RestoreIsASiblingWithItsInheritedFds) {
             "log_file restore.log\n"
             "log_level 4\n"
             "evasive_devices\nrst_sibling\nnotify_scripts\n"
+            "config_file /etc/criu/runc.conf\n"
             "lsm_profile apparmor:p\n"
             "lsm_mount_context system_u:object_r:container_file_t:s0\n"
             "inherit_fd extRootNetNS:7\n"
