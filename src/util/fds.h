@@ -6,7 +6,9 @@
 
 namespace berth {
 
-// Closes all fds >= 3 that are not in `keep` (close_range over the gaps).
-void close_fds_except(std::vector<int> keep);
+// Closes all fds >= 3 that are not in `keep` (close_range over the gaps). `keep` may be in
+// any order, with repeats and stdio in it. No allocation: callers run it between fork (or
+// clone) and exec.
+void close_fds_except(const std::vector<int>& keep);
 
 }  // namespace berth

@@ -10,11 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "container/criu/rpc.h"
+#include "util/fds.h"
 #include "util/file.h"
 #include "util/owned_pid.h"
 
@@ -41,22 +41,17 @@ struct Swrk {
   OwnedPid pid;
 };
 
-// After fork, before exec: only async-signal-safe calls (`keep` is sorted by the parent).
-// The worker waits for its own children (a blocked or ignored SIGCHLD would break that) and
-// keeps only `keep` beyond stdio: every fd of berth is O_CLOEXEC or closed here.
+// After fork, before exec: only async-signal-safe calls. The worker waits for its own
+// children (a blocked or ignored SIGCHLD would break that) and keeps only `keep` beyond
+// stdio: every fd of berth is O_CLOEXEC or closed here.
 [[noreturn]] void exec_swrk(const char* binary, const char* fd_arg, const std::vector<int>& keep) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::signal(SIGCHLD, SIG_DFL);
   ::signal(SIGPIPE, SIG_DFL);
-  unsigned from = 3;
-  for (int fd : keep) {
-    ::fcntl(fd, F_SETFD, 0);
-    if (static_cast<unsigned>(fd) > from) ::syscall(SYS_close_range, from, static_cast<unsigned>(fd) - 1, 0);
-    from = static_cast<unsigned>(fd) + 1;
-  }
-  ::syscall(SYS_close_range, from, ~0U, 0);
+  for (int fd : keep) ::fcntl(fd, F_SETFD, 0);
+  close_fds_except(keep);
   const char* argv[] = {binary, "swrk", fd_arg, nullptr};
   ::execvp(binary, const_cast<char* const*>(argv));
   ::_exit(127);
@@ -67,9 +62,6 @@ Result<Swrk> start_swrk(const std::string& binary, std::vector<int> keep) {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return Error::sys(errno, "criu: socketpair");
   UniqueFd ours(sv[0]), theirs(sv[1]);
   keep.push_back(theirs.get());
-  std::sort(keep.begin(), keep.end());
-  keep.erase(std::remove_if(keep.begin(), keep.end(), [](int fd) { return fd < 3; }), keep.end());
-  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
   std::string fd_arg = std::to_string(theirs.get());
   pid_t pid = ::fork();
   if (pid < 0) return Error::sys(errno, "criu: fork");
