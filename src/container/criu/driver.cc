@@ -134,19 +134,10 @@ Result<Response> ask(const std::string& binary, const std::vector<uint8_t>& req)
   return std::move(m.resp);
 }
 
-const char* type_name(Kind k) {
-  switch (k) {
-    case Kind::kDump: return "DUMP";
-    case Kind::kPreDump: return "PRE_DUMP";
-    case Kind::kRestore: return "RESTORE";
-  }
-  return "?";
-}
-
 Error criu_failure(const Request& r, int err, const std::string& errmsg) {
   std::string dir = r.work_dir.empty() ? r.images_dir : r.work_dir;
   std::string log = dir + "/" + r.log_file;
-  std::string text = std::string("criu failed: type ") + type_name(r.kind) + " errno " + std::to_string(err) +
+  std::string text = std::string("criu failed: type ") + request_type_name(r.kind) + " errno " + std::to_string(err) +
                      "\nlog file: " + log;
   auto content = file::read(log, 16u << 20);
   std::string first = content ? first_log_error(*content) : "";

@@ -23,6 +23,7 @@ Result<std::vector<uint8_t>> pack_lazy_pages_check() { return not_built(); }
 Result<std::vector<uint8_t>> pack_version_request() { return not_built(); }
 Result<std::string> describe_packed_request(const std::vector<uint8_t>&) { return not_built(); }
 Result<Response> unpack_response(const uint8_t*, size_t) { return not_built(); }
+const char* request_type_name(Kind) { return "?"; }
 
 #else
 
@@ -257,6 +258,8 @@ Result<std::string> describe_packed_request(const std::vector<uint8_t>& packed) 
   criu_req__free_unpacked(req, nullptr);
   return t;
 }
+
+const char* request_type_name(Kind k) { return type_text(req_type(k)); }
 
 Result<Response> unpack_response(const uint8_t* data, size_t len) {
   CriuResp* resp = criu_resp__unpack(nullptr, len, data);

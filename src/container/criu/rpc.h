@@ -50,4 +50,8 @@ struct Response {
 
 Result<Response> unpack_response(const uint8_t* data, size_t len);
 
+// rpc.proto's name of the request type of `k` ("DUMP", "PRE_DUMP", "RESTORE"), as runc's
+// error text shows it.
+const char* request_type_name(Kind k);
+
 }  // namespace berth::container::criu

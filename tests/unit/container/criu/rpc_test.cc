@@ -112,5 +112,13 @@ TEST(CriuRpc, GarbageIsNotAResponse) {
   EXPECT_FALSE(describe_packed_request(std::vector<uint8_t>(junk, junk + sizeof(junk))));
 }
 
+// runc's error text names the request type as rpc.proto does.
+TEST(CriuRpc, RequestTypeNamesAreRpcProtos) {
+  SKIP_WITHOUT_CRIU();
+  EXPECT_STREQ(request_type_name(Kind::kDump), "DUMP");
+  EXPECT_STREQ(request_type_name(Kind::kPreDump), "PRE_DUMP");
+  EXPECT_STREQ(request_type_name(Kind::kRestore), "RESTORE");
+}
+
 }  // namespace
 }  // namespace berth::container::criu
