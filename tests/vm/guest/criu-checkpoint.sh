@@ -57,14 +57,30 @@ show_log() {  # LOG: CRIU's errors and its last lines
   tail -n 15 "$1" | sed 's/^/    log| /'
 }
 
+# checkpoint_ok DESC IMG ID [FLAG...]: `checkpoint FLAG... --image-path IMG ID`, checked to
+# exit 0 ("DESC exits 0"); its output and CRIU's log shown when not
+checkpoint_ok() {
+  _d=$1 _img=$2 _id=$3; shift 3
+  "$RUNTIME" checkpoint "$@" --image-path "$_img" "$_id" >/tmp/ck.out 2>&1
+  rc=$?; check_eq "$_d exits 0" 0 "$rc"
+  [ $rc = 0 ] || { cat /tmp/ck.out; show_log "$_img/dump.log"; }
+}
+
+# restore_ok DESC BUNDLE IMG ID [FLAG...]: `restore -d FLAG... --image-path IMG ID` run in
+# BUNDLE, checked the same way
+restore_ok() {
+  _d=$1 _dir=$2 _img=$3 _id=$4; shift 4
+  (cd "$_dir" && "$RUNTIME" restore -d "$@" --image-path "$_img" "$_id" </dev/null >/tmp/rs.out 2>&1)
+  rc=$?; check_eq "$_d exits 0" 0 "$rc"
+  [ $rc = 0 ] || { cat /tmp/rs.out; show_log "$_img/restore.log"; }
+}
+
 (cd "$b" && "$RUNTIME" run -d cr </dev/null >/dev/null 2>&1)
 check_eq "run -d" 0 "$?"
 wait_count "$b" 20
 
 # 1. checkpoint: the container is gone, the counter stops.
-"$RUNTIME" checkpoint --image-path /tmp/img1 cr >/tmp/ck.out 2>&1
-rc=$?; check_eq "checkpoint exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/ck.out; show_log /tmp/img1/dump.log; }
+checkpoint_ok "checkpoint" /tmp/img1 cr
 check "descriptors.json written" test -s /tmp/img1/descriptors.json
 check_match "descriptors.json is runc's array of the init's fds" '^\[".*",".*",".*"\]$' "$(cat /tmp/img1/descriptors.json 2>&1)"
 check_not "container deleted after checkpoint" "$RUNTIME" state cr
@@ -73,9 +89,7 @@ v1=$(count "$b"); sleep 0.5
 check_eq "counter stopped at $v1" "$v1" "$(count "$b")"
 
 # 2. restore: the value continues from v1.
-(cd "$b" && "$RUNTIME" restore -d --image-path /tmp/img1 cr </dev/null >/tmp/rs.out 2>&1)
-rc=$?; check_eq "restore -d exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/rs.out; show_log /tmp/img1/restore.log; }
+restore_ok "restore -d" "$b" /tmp/img1 cr
 check_eq "restored container running" running "$(state_of cr)"
 wait_count "$b" $((v1 + 5))
 v2=$(count "$b")
@@ -86,21 +100,15 @@ check_eq "memory limit after restore" 134217728 "$(cat /sys/fs/cgroup/berth-criu
 check_eq "pids limit after restore" 64 "$(cat /sys/fs/cgroup/berth-criu/cr/pids.max 2>&1)"
 
 # 3. --leave-running: the container keeps counting.
-"$RUNTIME" checkpoint --leave-running --image-path /tmp/img2 cr >/tmp/ck2.out 2>&1
-rc=$?; check_eq "checkpoint --leave-running exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/ck2.out; show_log /tmp/img2/dump.log; }
+checkpoint_ok "checkpoint --leave-running" /tmp/img2 cr --leave-running
 check_eq "still running" running "$(state_of cr)"
 v3=$(count "$b"); wait_count "$b" $((v3 + 3))
 check "still counting ($v3 -> $(count "$b"))" test "$(count "$b")" -gt "$v3"
 
 # 4. pre-dump, then a dump on top of it.
-"$RUNTIME" checkpoint --pre-dump --image-path /tmp/pre cr >/tmp/pre.out 2>&1
-rc=$?; check_eq "checkpoint --pre-dump exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/pre.out; show_log /tmp/pre/dump.log; }
+checkpoint_ok "checkpoint --pre-dump" /tmp/pre cr --pre-dump
 check_eq "running after pre-dump" running "$(state_of cr)"
-"$RUNTIME" checkpoint --parent-path ../pre --image-path /tmp/img3 cr >/tmp/ck3.out 2>&1
-rc=$?; check_eq "checkpoint --parent-path ../pre exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/ck3.out; show_log /tmp/img3/dump.log; }
+checkpoint_ok "checkpoint --parent-path ../pre" /tmp/img3 cr --parent-path ../pre
 check_not "container deleted after the dump" "$RUNTIME" state cr
 v4=$(count "$b")
 
@@ -109,9 +117,7 @@ v4=$(count "$b")
 b2=/tmp/bundles/cr2
 rm -rf "$b2"; cp -a "$b" "$b2"
 cfg "$b2" '.hooks = {"prestart": [{"path": "/bin/sh", "args": ["sh", "-c", "cat > /tmp/cr2-hook.json"]}]}'
-(cd /tmp && "$RUNTIME" restore -d -b "$b2" --pid-file /tmp/cr2.pid --image-path /tmp/img3 cr2 </dev/null >/tmp/rs2.out 2>&1)
-rc=$?; check_eq "restore -b new bundle as cr2 exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/rs2.out; show_log /tmp/img3/restore.log; }
+restore_ok "restore -b new bundle as cr2" /tmp /tmp/img3 cr2 -b "$b2" --pid-file /tmp/cr2.pid
 check_eq "cr2 running" running "$(state_of cr2)"
 check_eq "cr2's bundle" "$b2" "$("$RUNTIME" state cr2 2>/dev/null | jq -r .bundle)"
 check_eq "--pid-file names the restored init" "$("$RUNTIME" state cr2 2>/dev/null | jq -r .pid)" "$(cat /tmp/cr2.pid 2>&1)"
@@ -141,9 +147,7 @@ wait_file() {  # FILE ERE: until a line matches (10 s at most)
 }
 (cd "$t" && exec script -qfc "exec $RUNTIME run tty1" /dev/null </dev/null >/tmp/tty-run.out 2>&1) &
 wait_file /tmp/tty-run.out '^tick 10$'
-"$RUNTIME" checkpoint --image-path /tmp/imgt tty1 >/tmp/ckt.out 2>&1
-rc=$?; check_eq "checkpoint of a terminal container exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/ckt.out; show_log /tmp/imgt/dump.log; }
+checkpoint_ok "checkpoint of a terminal container" /tmp/imgt tty1
 wait
 t1=$(last_tick /tmp/tty-run.out)
 (cd "$t" && exec script -qfc "exec $RUNTIME restore --image-path /tmp/imgt tty1" /dev/null </dev/null >/tmp/tty-rs.out 2>&1) &
@@ -178,13 +182,9 @@ if [ -x "${RECVTTY:-}" ]; then
   echo ping1 >&4
   wait_file /tmp/cs.out '^got ping1$'
   check "the terminal answers before the checkpoint" grep -q '^got ping1' /tmp/cs.out
-  "$RUNTIME" checkpoint --shell-job --image-path /tmp/imgcs cs1 >/tmp/ckcs.out 2>&1
-  rc=$?; check_eq "checkpoint --shell-job of a console-socket container exits 0" 0 "$rc"
-  [ $rc = 0 ] || { cat /tmp/ckcs.out; show_log /tmp/imgcs/dump.log; }
+  checkpoint_ok "checkpoint --shell-job of a console-socket container" /tmp/imgcs cs1 --shell-job
   check_not "container deleted after checkpoint" "$RUNTIME" state cs1
-  (cd "$sb" && "$RUNTIME" restore -d --shell-job --console-socket /tmp/cs.sock --image-path /tmp/imgcs cs1 </dev/null >/tmp/rscs.out 2>&1)
-  rc=$?; check_eq "restore -d --console-socket exits 0" 0 "$rc"
-  [ $rc = 0 ] || { cat /tmp/rscs.out; show_log /tmp/imgcs/restore.log; }
+  restore_ok "restore -d --console-socket" "$sb" /tmp/imgcs cs1 --shell-job --console-socket /tmp/cs.sock
   check_eq "restored console-socket container running" running "$(state_of cs1)"
   n=0; while [ "$(grep -c 'got a terminal master' /tmp/cs.err)" -lt 2 ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
   check_eq "a new master arrived on the console socket" 2 "$(grep -c 'got a terminal master' /tmp/cs.err)"
@@ -222,13 +222,9 @@ sleep 0.5
 echo one > "$tb/rootfs/tin"
 wait_file "$tb/rootfs/tout" '^tcp one$'
 check "the connection answers before the checkpoint" grep -q '^tcp one$' "$tb/rootfs/tout"
-"$RUNTIME" checkpoint --tcp-established --image-path /tmp/imgtcp tcp1 >/tmp/cktcp.out 2>&1
-rc=$?; check_eq "checkpoint --tcp-established exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/cktcp.out; show_log /tmp/imgtcp/dump.log; }
+checkpoint_ok "checkpoint --tcp-established" /tmp/imgtcp tcp1 --tcp-established
 check_not "container deleted after checkpoint" "$RUNTIME" state tcp1
-(cd "$tb" && "$RUNTIME" restore -d --tcp-established --image-path /tmp/imgtcp tcp1 </dev/null >/tmp/rstcp.out 2>&1)
-rc=$?; check_eq "restore -d --tcp-established exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/rstcp.out; show_log /tmp/imgtcp/restore.log; }
+restore_ok "restore -d --tcp-established" "$tb" /tmp/imgtcp tcp1 --tcp-established
 check_eq "restored TCP container running" running "$(state_of tcp1)"
 echo two > "$tb/rootfs/tin"
 wait_file "$tb/rootfs/tout" '^tcp two$'
@@ -248,14 +244,10 @@ cfg "$e" '.process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i > /
 (cd "$e" && "$RUNTIME" run -d en1 </dev/null >/dev/null 2>&1)
 check_eq "run -d (own network namespace)" 0 "$?"
 wait_count "$e" 5
-"$RUNTIME" checkpoint --empty-ns network --image-path /tmp/imgen en1 >/tmp/cken.out 2>&1
-rc=$?; check_eq "checkpoint --empty-ns network exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/cken.out; show_log /tmp/imgen/dump.log; }
+checkpoint_ok "checkpoint --empty-ns network" /tmp/imgen en1 --empty-ns network
 check_not "container deleted after checkpoint" "$RUNTIME" state en1
 v5=$(count "$e")
-(cd "$e" && "$RUNTIME" restore -d --empty-ns network --image-path /tmp/imgen en1 </dev/null >/tmp/rsen.out 2>&1)
-rc=$?; check_eq "restore -d --empty-ns network exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/rsen.out; show_log /tmp/imgen/restore.log; }
+restore_ok "restore -d --empty-ns network" "$e" /tmp/imgen en1 --empty-ns network
 check_eq "restored container running" running "$(state_of en1)"
 wait_count "$e" $((v5 + 5))
 check "counter continues ($v5 -> $(count "$e"))" test "$(count "$e")" -gt "$v5"
@@ -270,13 +262,9 @@ check "delete -f en1" "$RUNTIME" delete -f en1
 (cd "$e" && "$RUNTIME" run -d en2 </dev/null >/dev/null 2>&1)
 check_eq "run -d en2 (own network namespace)" 0 "$?"
 wait_count "$e" $(($(count "$e") + 3))
-"$RUNTIME" checkpoint --image-path /tmp/imgen2 en2 >/tmp/cken2.out 2>&1
-rc=$?; check_eq "checkpoint of a container with its own network namespace, no --empty-ns, exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/cken2.out; show_log /tmp/imgen2/dump.log; }
+checkpoint_ok "checkpoint of a container with its own network namespace, no --empty-ns," /tmp/imgen2 en2
 v8=$(count "$e")
-(cd "$e" && "$RUNTIME" restore -d --image-path /tmp/imgen2 en2 </dev/null >/tmp/rsen2.out 2>&1)
-rc=$?; check_eq "restore -d, no --empty-ns, exits 0" 0 "$rc"
-[ $rc = 0 ] || { cat /tmp/rsen2.out; show_log /tmp/imgen2/restore.log; }
+restore_ok "restore -d, no --empty-ns," "$e" /tmp/imgen2 en2
 wait_count "$e" $((v8 + 5))
 check "counter continues ($v8 -> $(count "$e"))" test "$(count "$e")" -gt "$v8"
 pid=$("$RUNTIME" state en2 2>/dev/null | jq -r .pid)
@@ -297,13 +285,9 @@ if unshare --net=/run/netns/crnet true 2>/tmp/unshare.err; then
   (cd "$p" && "$RUNTIME" run -d pn1 </dev/null >/dev/null 2>&1)
   check_eq "run -d (network namespace by path)" 0 "$?"
   wait_count "$p" 5
-  "$RUNTIME" checkpoint --empty-ns network --image-path /tmp/imgpn pn1 >/tmp/ckpn.out 2>&1
-  rc=$?; check_eq "checkpoint --empty-ns network (namespace by path) exits 0" 0 "$rc"
-  [ $rc = 0 ] || { cat /tmp/ckpn.out; show_log /tmp/imgpn/dump.log; }
+  checkpoint_ok "checkpoint --empty-ns network (namespace by path)" /tmp/imgpn pn1 --empty-ns network
   v7=$(count "$p")
-  (cd "$p" && "$RUNTIME" restore -d --empty-ns network --image-path /tmp/imgpn pn1 </dev/null >/tmp/rspn.out 2>&1)
-  rc=$?; check_eq "restore -d --empty-ns network (namespace by path) exits 0" 0 "$rc"
-  [ $rc = 0 ] || { cat /tmp/rspn.out; show_log /tmp/imgpn/restore.log; }
+  restore_ok "restore -d --empty-ns network (namespace by path)" "$p" /tmp/imgpn pn1 --empty-ns network
   check_eq "restored container running" running "$(state_of pn1)"
   wait_count "$p" $((v7 + 5))
   check "counter continues ($v7 -> $(count "$p"))" test "$(count "$p")" -gt "$v7"
