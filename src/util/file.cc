@@ -54,8 +54,24 @@ Status write_all(int fd, std::string_view data) {
 
 namespace {
 
-// The classic way: a named temp file, renamed over the target. A process killed before the
-// rename leaves the temp file behind; only used where O_TMPFILE is not supported.
+// Puts the complete file at `tmp` in place of the existing `name`. An exchange and an
+// unlink of the old content, rather than a rename over it: on ext4 a rename that replaces
+// a file starts writeback of the new one (auto_da_alloc, for editors that never fsync),
+// and the next unlink of that file (the next update, or `delete`) then waits for the disk
+// write: 0.3-0.5 ms per state.json update on a VM's disk, where /run is no tmpfs. The
+// state is runtime state (tmpfs on most hosts), so nothing asked for that writeback.
+// File systems without RENAME_EXCHANGE get the plain rename.
+int replace_with(int dirfd, const std::string& tmp, const std::string& name) {
+  if (::renameat2(dirfd, tmp.c_str(), dirfd, name.c_str(), RENAME_EXCHANGE) == 0) {
+    ::unlinkat(dirfd, tmp.c_str(), 0);  // the old content; a leftover goes with the directory
+    return 0;
+  }
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOENT) return errno;
+  return ::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) == 0 ? 0 : errno;
+}
+
+// The classic way: a named temp file that replaces the target. A process killed before the
+// replacement leaves the temp file behind; only used where O_TMPFILE is not supported.
 Status write_via_temp_name(int dirfd, const std::string& name, std::string_view data, mode_t mode) {
   // The temp name carries the pid so concurrent writers never share a temp file.
   std::string tmp = "." + name + ".tmp" + std::to_string(::getpid());
@@ -71,8 +87,7 @@ Status write_via_temp_name(int dirfd, const std::string& name, std::string_view 
     return Error::sys(e, "chmod " + tmp);
   }
   fd.reset();
-  if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) < 0) {
-    int e = errno;
+  if (int e = replace_with(dirfd, tmp, name); e != 0) {
     ::unlinkat(dirfd, tmp.c_str(), 0);
     return Error::sys(e, "rename " + tmp + " to " + name);
   }
@@ -96,7 +111,7 @@ int link_unnamed(int fd, int dirfd, const std::string& name) {
 // The data goes into an unnamed file (O_TMPFILE): a writer killed at any moment leaves
 // nothing behind. The complete file then takes the target's name in one linkat when the
 // target does not exist yet (pid files, cache entries: no window at all), else a temp
-// name and a rename over the target (state.json: its directory goes as a whole on delete).
+// name that replaces the target (state.json: its directory goes as a whole on delete).
 Status write_atomic(int dirfd, const std::string& name, std::string_view data, mode_t mode) {
   UniqueFd fd(::openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode));
   if (!fd) {
@@ -111,8 +126,7 @@ Status write_atomic(int dirfd, const std::string& name, std::string_view data, m
   std::string tmp = "." + name + ".tmp" + std::to_string(::getpid());
   ::unlinkat(dirfd, tmp.c_str(), 0);  // ours, from a process that had our pid before
   if ((e = link_unnamed(fd.get(), dirfd, tmp)) != 0) return Error::sys(e, "create " + tmp);
-  if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) < 0) {
-    e = errno;
+  if ((e = replace_with(dirfd, tmp, name)) != 0) {
     ::unlinkat(dirfd, tmp.c_str(), 0);
     return Error::sys(e, "rename " + tmp + " to " + name);
   }

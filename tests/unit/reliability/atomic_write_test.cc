@@ -44,6 +44,25 @@ TEST(AtomicWrite, CreatesAndReplacesWithTheMode) {
   EXPECT_EQ(std::distance(fs::directory_iterator(d.path), fs::directory_iterator()), 1);
 }
 
+// The replacement is an exchange plus an unlink of the old file (no ext4 writeback from a
+// rename over it): a reader holding the old file still reads it whole, the name gives the
+// new content, and nothing else is left in the directory.
+TEST(AtomicWrite, AReaderOfTheOldFileKeepsItWhole) {
+  TmpDir d;
+  ASSERT_TRUE(file::write_atomic(d.fd.get(), "state.json", "old", 0600));
+  UniqueFd old(::openat(d.fd.get(), "state.json", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(old);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(file::write_atomic(d.fd.get(), "state.json", "new " + std::to_string(i), 0600));
+  char buf[16] = {};
+  ASSERT_EQ(::pread(old.get(), buf, sizeof buf - 1, 0), 3);
+  EXPECT_STREQ(buf, "old");
+  struct stat st;
+  ASSERT_EQ(::fstat(old.get(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 0u) << "the old content must have no name left";
+  EXPECT_EQ(*file::read(d.fd.get(), "state.json"), "new 2");
+  EXPECT_EQ(std::distance(fs::directory_iterator(d.path), fs::directory_iterator()), 1);
+}
+
 TEST(AtomicWrite, KilledWritersLeaveNoTempFile) {
   TmpDir d;
   std::mt19937 rng(12345);
