@@ -283,14 +283,15 @@ machine_line() {
 # ---- --phases: berth's create, phase by phase ----
 # `berth --debug` logs "create: PHASE +MS ms" (parent) and "init: PHASE +MS ms" (the
 # container init), each the time since the previous mark of the same process. The parent's
-# marks follow one another, except "clone", "pid recorded" and "init joined the cgroups",
-# which are inside "init ready" (cgroups → the init's ready message), as are the init's own
-# marks ("waited for the parent's go" overlaps the parent's pid record and join).
+# marks follow one another, except "clone", "init joined the cgroups" and "pid recorded
+# beside the init", which are inside "init ready" (cgroups → the init's ready message), as
+# are the init's own marks ("waited for the parent's go" overlaps the join; the pid record
+# follows the go and overlaps the init's namespaces and rootfs).
 phase_records() {  # LOG KIND: one line per create and derived phase, after the warm-up
   sed -n 's/.*msg="\(create\|init\): \(.*\) +\([0-9.]*\) ms".*/\1:\2|\3/p' "$1" | tr ' ' _ |
     awk -F'|' -v k="$2" -v w="$warmup" -v walls="$3" '
       BEGIN { while ((getline line < walls) > 0) wall[++nw] = line }
-      BEGIN { split("create:clone create:pid_recorded create:init_joined_the_cgroups", a, " "); for (i in a) inside[a[i]] = 1
+      BEGIN { split("create:clone create:pid_recorded_beside_the_init create:init_joined_the_cgroups", a, " "); for (i in a) inside[a[i]] = 1
               split("init:rootfs_prepare init:mounts init:devices init:pivot init:after_pivot", b, " "); for (i in b) rootfs[b[i]] = 1 }
       { v[$1] += $2; if ($1 in rootfs) init += $2 }
       $1 == "create:finish" {
@@ -299,7 +300,7 @@ phase_records() {  # LOG KIND: one line per create and derived phase, after the 
           for (p in v) if (p ~ /^create:/ && !(p in inside)) sum += v[p]
           for (p in v) print k, "berth", p, v[p]
           print k, "berth", "create:sum", sum
-          print k, "berth", "init_ready:rest", v["create:init_ready"] - v["create:clone"] - v["create:pid_recorded"] - v["create:init_joined_the_cgroups"] - init
+          print k, "berth", "init_ready:rest", v["create:init_ready"] - v["create:clone"] - v["create:init_joined_the_cgroups"] - init
           print k, "berth", "init:sum", init
           if (c - w <= nw) print k, "berth", "outside", wall[c - w] - sum
         }
@@ -325,7 +326,7 @@ if [ "$phases" = 1 ]; then
     echo "berth create, $([ $kind = min ] && echo "minimal" || echo "Docker-shaped") bundle: median (p90) ms over $iterations"
     printf '  %-54s %8s %8s\n' phase median p90
     for ph in create:config create:state create:plan create:cgroups create:init_ready create:clone \
-              create:pid_recorded create:init_joined_the_cgroups "init:waited_for_the_parent's_go" \
+              create:init_joined_the_cgroups "init:waited_for_the_parent's_go" create:pid_recorded_beside_the_init \
               init:namespaces init:rootfs_prepare init:mounts init:devices init:pivot init:after_pivot \
               init:sum init:process_attributes init_ready:rest create:finish create:sum outside create; do
       med=$(stat_of "$S" "phases-$kind" berth "$ph" median)
@@ -334,9 +335,9 @@ if [ "$phases" = 1 ]; then
       case $ph in
         create:init_ready) label="init ready (cgroups → the init's ready message):" ;;
         create:clone) label="    clone3 with the namespaces" ;;
-        create:pid_recorded) label="    the init's pid written to state.json" ;;
         create:init_joined_the_cgroups) label="    the parent joins the init to the cgroups" ;;
-        "init:waited_for_the_parent's_go") label="    init: waited for the go (overlaps the 2 above)" ;;
+        "init:waited_for_the_parent's_go") label="    init: waited for the go (overlaps the join)" ;;
+        create:pid_recorded_beside_the_init) label="    the init's pid to state.json (beside the init)" ;;
         init:namespaces|init:process_attributes) label=${ph#init:}; label="    init: ${label//_/ }" ;;
         init:sum) label="    init: rootfs, all phases" ;;
         init:*) label=${ph#init:}; label="      init: ${label//_/ }" ;;

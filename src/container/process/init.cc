@@ -71,7 +71,7 @@ Status setup_filesystem(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier
   BERTH_TRY(fs.create_cwd());
   if (cfg.wants_runtime_hooks) {
     BERTH_TRY(send(cfg.sync_fd, Msg::kHooks));
-    BERTH_TRY(wait_for(cfg.sync_fd, Msg::kHooksDone));
+    BERTH_TRY(wait_for(cfg, Msg::kHooksDone));
   }
   if (!cfg.create_container_hooks.empty()) {
     // runc runs them from the rootfs (its path on the host, before pivot_root): hooks with
@@ -103,13 +103,13 @@ Status setup_filesystem(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier
 Status receive_bind_sources(linux::Sys& sys, InitConfig& cfg) {
   BERTH_TRY(send(cfg.sync_fd, Msg::kMountSources));
   for (size_t i : linux::rootfs::runtime_opened_binds(*cfg.rootfs)) {
-    BERTH_ASSIGN(Message m, receive(cfg.sync_fd));
+    BERTH_ASSIGN(Message m, receive_from_runtime(cfg));
     if (m.type == Msg::kError) return to_error(m);
     if (m.type != Msg::kMountSource || m.value != static_cast<int64_t>(i))
       return Error::generic("sync: unexpected message from the runtime");
     if (m.fd) BERTH_TRY(linux::rootfs::adopt_bind_source(sys, *cfg.rootfs, i, m.fd.get()));
   }
-  return wait_for(cfg.sync_fd, Msg::kGo);
+  return wait_for(cfg, Msg::kGo);
 }
 
 Status set_up_container(linux::Sys& sys, InitConfig& cfg, std::optional<linux::rootfs::Applier>& fs) {
@@ -137,7 +137,7 @@ Status finish_process(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier* 
 
 // forked: stage two of a forked stage one, which waits until the parent recorded its pid.
 int stage_two_main(linux::Sys& sys, InitConfig& cfg, bool forked) {
-  auto st = forked ? wait_for(cfg.sync_fd, Msg::kGo) : ok();
+  auto st = forked ? wait_for(cfg, Msg::kGo) : ok();
   if (st) st = init_stage_two(sys, cfg);
   if (!st) {
     (void)send_error(cfg.sync_fd, st.error());
@@ -149,7 +149,7 @@ int stage_two_main(linux::Sys& sys, InitConfig& cfg, bool forked) {
 // The init forked into the joined pid namespace: its first instruction there already has
 // the container's root, cwd and mount namespace, and no fd of the host.
 int last_init_main(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier* fs) {
-  auto st = wait_for(cfg.sync_fd, Msg::kGo);
+  auto st = wait_for(cfg, Msg::kGo);
   if (st) st = sys.setsid();
   if (st) st = finish_process(sys, cfg, fs);
   if (!st) {
@@ -194,13 +194,13 @@ Status init_stage_one(linux::Sys& sys, InitConfig& cfg) {
   // Nothing of the host may be reached through us while we are in the container's
   // namespaces: no ptrace, no /proc/<pid>/exe, fd or environ access (CVE-2019-5736).
   if (!cfg.dumpable_until_mapped) BERTH_TRY(sys.prctl(PR_SET_DUMPABLE, 0).context("make the init non-dumpable"));
-  BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));  // a user namespace made by clone3 is mapped now
+  BERTH_TRY(wait_for(cfg, Msg::kGo));  // a user namespace made by clone3 is mapped now
   t.mark("waited for the parent's go");
   for (auto& j : cfg.ns->joins) BERTH_TRY(sys.setns(j.fd.get(), j.flag).context("join " + j.type + " namespace"));
   if (cfg.unshare_flags & CLONE_NEWUSER) {
     BERTH_TRY(sys.unshare(CLONE_NEWUSER).context("create user namespace"));
     BERTH_TRY(send(cfg.sync_fd, Msg::kMapIds));  // the parent writes our id maps now
-    BERTH_TRY(wait_for(cfg.sync_fd, Msg::kGo));
+    BERTH_TRY(wait_for(cfg, Msg::kGo));
   }
   if (cfg.dumpable_until_mapped) BERTH_TRY(sys.prctl(PR_SET_DUMPABLE, 0).context("make the init non-dumpable"));
   if (int rest = cfg.unshare_flags & ~CLONE_NEWUSER; rest)

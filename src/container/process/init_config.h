@@ -35,6 +35,10 @@ struct InitConfig {
   // stay dumpable until the maps are written, as runc's init does. Nothing of the container
   // runs before that, and that parent may ptrace us anyway.
   bool dumpable_until_mapped = false;
+  // `create` records our pid after its first go, while we set up, then sends kSettled
+  // (steps.h, wait_settled): the payload waits for it before it clears the parent death
+  // signal or runs anything of the container's. Cleared once received.
+  bool settle_pending = false;
   // An exec tenant: no exec.fifo; the parent waits for execve itself (the sync socket is
   // close-on-exec, so EOF means the payload runs) or for an error sent in its place.
   bool exec_tenant = false;

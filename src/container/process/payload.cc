@@ -1,6 +1,7 @@
 // Identity, capabilities, linux.seccomp loading (and its listener hand-off), the executable
 // lookup and execve (see payload.h). The order of the last steps is the point of this file:
 //
+//   the parent's kSettled, if one is due (steps.h)
 //   read /etc/passwd, chdir as root, stdio (pipes, sockets, the pty) to the user
 //   [seccomp, without noNewPrivileges: loading needs CAP_SYS_ADMIN, so before the drop]
 //   bounding set, setgroups, setresgid, setresuid, capabilities, no_new_privs
@@ -106,7 +107,7 @@ Status load_seccomp(linux::Sys& sys, InitConfig& cfg) {
   if (!listener) return ok();
   BERTH_TRY(send(cfg.sync_fd, Msg::kSeccompFd, 0, "", listener.get()));
   listener.reset();
-  return wait_for(cfg.sync_fd, Msg::kGo);
+  return wait_for(cfg, Msg::kGo);
 }
 
 // The payload must never be the runtime binary itself (`/proc/self/exe`, a bind of the
@@ -283,6 +284,13 @@ int finish_init(linux::Sys& sys, InitConfig& cfg, const Exec& ex, char* const* a
 }  // namespace
 
 int run_payload(linux::Sys& sys, InitConfig& cfg) {
+  // Before the filter (which may refuse recv) and before the parent death signal is
+  // cleared: a `create` killed before its kSettled takes us with it, so that no init is
+  // left that the state does not name.
+  if (auto st = wait_settled(cfg); !st) {
+    (void)send_error(cfg.sync_fd, std::move(st).error().context("unable to start container process"));
+    return 1;
+  }
   auto ex = prepare(sys, cfg);
   if (!ex) {
     (void)send_error(cfg.sync_fd, std::move(ex).error().context("unable to start container process"));

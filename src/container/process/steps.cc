@@ -18,10 +18,26 @@ void reset_signals() {
     if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
 }
 
-Status wait_for(int sock, Msg type) {
-  BERTH_ASSIGN(Message m, receive(sock));
+Result<Message> receive_from_runtime(InitConfig& cfg) {
+  BERTH_ASSIGN(Message m, receive(cfg.sync_fd));
+  if (m.type != Msg::kSettled || !cfg.settle_pending) return m;
+  cfg.settle_pending = false;
+  return receive(cfg.sync_fd);
+}
+
+Status wait_for(InitConfig& cfg, Msg type) {
+  BERTH_ASSIGN(Message m, receive_from_runtime(cfg));
   if (m.type == Msg::kError) return to_error(m);
   if (m.type != type) return Error::generic("sync: unexpected message from the runtime");
+  return ok();
+}
+
+Status wait_settled(InitConfig& cfg) {
+  if (!cfg.settle_pending) return ok();
+  BERTH_ASSIGN(Message m, receive(cfg.sync_fd));
+  if (m.type == Msg::kError) return to_error(m);
+  if (m.type != Msg::kSettled) return Error::generic("sync: unexpected message from the runtime");
+  cfg.settle_pending = false;
   return ok();
 }
 

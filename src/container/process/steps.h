@@ -18,8 +18,12 @@ namespace berth::container::process {
 // Empty signal mask, default dispositions: the payload inherits both across execve. Left
 // off the seam: process-local state, and neither call can fail with these arguments.
 void reset_signals();
+// The next message from the runtime, a kSettled ahead of it taken (settle_pending cleared).
+Result<Message> receive_from_runtime(InitConfig& cfg);
 // The next message must be `type` (a kError becomes the error).
-Status wait_for(int sock, Msg type);
+Status wait_for(InitConfig& cfg, Msg type);
+// Returns once the parent's kSettled came (at once if it came already or none is due).
+Status wait_settled(InitConfig& cfg);
 // process.rlimits, oomScoreAdj, the session keyring, scheduler, ioPriority,
 // linux.personality and linux.memoryPolicy, applied to the calling process.
 Status apply_process_attributes(linux::Sys& sys, const InitConfig& cfg);

@@ -26,6 +26,8 @@ enum class Msg : uint32_t {
                   // answers one kMountSource each, then kGo
   kMountSource,   // parent → init: value = mount index, fd = O_PATH source (none: bind it
                   // the usual way)
+  kSettled,       // parent → init: the init's pid is recorded (written after the first go,
+                  // while the init sets up); sent right after that go, before any answer
 };
 
 struct Message {

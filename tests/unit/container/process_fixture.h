@@ -39,6 +39,8 @@ class Channel {
   int child() const { return child_; }
   // The init's payload closes its end itself once `start` came.
   void child_was_closed() { child_closed_ = true; }
+  // The runtime exits: the child reads EOF from here on.
+  void runtime_gone() { runtime_.reset(); }
   void queue(Msg m, int times = 1) {
     for (int i = 0; i < times; ++i) (void)send(runtime_.get(), m);
   }

@@ -156,6 +156,67 @@ TEST_P(PayloadOrder, InitReportsReadyWaitsForStartThenExecs) {
   EXPECT_EQ(sent[0].type, Msg::kReady);
 }
 
+// `create` records the init's pid after its go (kSettled follows): the init sets up
+// meanwhile, and reports ready (clearing its parent death signal) only once it came.
+TEST(PayloadOrder, InitReportsReadyOnlyAfterThePidRecord) {
+  test::RecordingSys sys;
+  add_user_files(sys);
+  sys.add_dir("/srv/app");
+  Channel ch;
+  int fifo[2];
+  ASSERT_EQ(::pipe2(fifo, O_CLOEXEC), 0);
+  ASSERT_EQ(::write(fifo[1], "0", 1), 1);
+  InitConfig cfg = payload_config(identities()[0], ch.child(), false);
+  cfg.fifo_fd = fifo[0];
+  cfg.settle_pending = true;
+  ch.queue(Msg::kSettled);
+  EXPECT_EQ(run_payload(sys, cfg), 0);
+  ch.child_was_closed();
+  ::close(fifo[0]);
+  ::close(fifo[1]);
+  EXPECT_FALSE(cfg.settle_pending);
+  auto sent = ch.sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].type, Msg::kReady);
+}
+
+// Killed before it sent kSettled, `create` leaves no init behind: the init stops before it
+// clears its parent death signal, reports nothing ready and runs nothing.
+TEST(PayloadOrder, InitWithoutThePidRecordNeverClearsItsDeathSignal) {
+  test::RecordingSys sys;
+  add_user_files(sys);
+  sys.add_dir("/srv/app");
+  Channel ch;
+  InitConfig cfg = payload_config(identities()[0], ch.child(), false);
+  cfg.settle_pending = true;
+  ch.runtime_gone();
+  EXPECT_EQ(run_payload(sys, cfg), 1);
+  EXPECT_EQ(changes(sys), "");
+}
+
+// A kSettled that arrives ahead of an answer the init waits for (the parent sends it right
+// after its go, before it reads anything) is taken on the way.
+TEST(InitStageOne, TakesThePidRecordAheadOfTheIdMapsGo) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.queue(Msg::kGo);
+  ch.queue(Msg::kSettled);
+  ch.queue(Msg::kGo);
+  auto plan = linux::plan_namespaces({{"user", ""}, {"mount", ""}});
+  ASSERT_TRUE(plan) << plan.error().message();
+  InitConfig cfg;
+  cfg.sync_fd = ch.child();
+  cfg.ns = &*plan;
+  cfg.unshare_flags = CLONE_NEWUSER | CLONE_NEWNS;
+  cfg.settle_pending = true;
+  auto st = init_stage_one(sys, cfg);
+  ASSERT_TRUE(st) << st.error().message();
+  EXPECT_FALSE(cfg.settle_pending);
+  auto sent = ch.sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].type, Msg::kMapIds);
+}
+
 INSTANTIATE_TEST_SUITE_P(Identities, PayloadOrder, ::testing::ValuesIn(identities()),
                          [](const auto& info) { return std::string(info.param.name); });
 
