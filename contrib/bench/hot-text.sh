@@ -11,7 +11,7 @@
 # file only ever changes where code lies, never what it does; regenerate it when the hot
 # path has changed much (compare the bench's peak RSS).
 #
-# Usage: contrib/bench/hot-text.sh [BUILD_DIR]   (default build; needs root, cc, busybox-static,
+# Usage: contrib/bench/hot-text.sh [BUILD_DIR]   (default build; needs root, cc, gawk, busybox-static,
 #        and BUILD_DIR/berth with its link map BUILD_DIR/berth.map, both made by the build)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
