@@ -156,7 +156,10 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool forks_init, cons
     // written, we take the init with us, and no init lives on that the state does not name.
     Phases t("create");
     BERTH_TRY(record_pid(c, c.init.pid()));
-    BERTH_TRY(container::process::send(sock, Msg::kSettled));
+    // An init that failed meanwhile has sent its error and closed its end: the loop below
+    // reads that error (or the end), which says more than our broken pipe.
+    if (auto st = container::process::send(sock, Msg::kSettled); !st && st.error().err() != EPIPE)
+      return st;
     t.mark("pid recorded beside the init");
   }
   while (true) {

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace berth::container::process {
 namespace {
@@ -21,6 +22,19 @@ struct Header {
 };
 
 constexpr size_t kMaxMessage = 64 * 1024;
+
+// A receive again after EINTR, and after one ECONNRESET: the peer closed its end with a
+// message of ours unread (an init that failed before it read kSettled). The kernel reports
+// that once, ahead of what the peer sent before, which is still queued (its error among
+// them), also between our peek and our read.
+template <class F>
+ssize_t retried(F&& call) {
+  bool reset_seen = false;
+  ssize_t n;
+  do n = call();
+  while (n < 0 && (errno == EINTR || (errno == ECONNRESET && !std::exchange(reset_seen, true))));
+  return n;
+}
 
 }  // namespace
 
@@ -54,8 +68,7 @@ Result<Message> receive(int sock) {
   // A 64 KiB buffer for 24-byte messages cost 5-16 page faults per call in the parent
   // and again in the init (malloc consolidating its free chunks, copy-on-write after the
   // clone), at 10-30 us each on a VM: more than the extra syscall.
-  ssize_t size;
-  do size = ::recv(sock, nullptr, 0, MSG_PEEK | MSG_TRUNC); while (size < 0 && errno == EINTR);
+  ssize_t size = retried([&] { return ::recv(sock, nullptr, 0, MSG_PEEK | MSG_TRUNC); });
   if (size < 0) return Error::sys(errno, "sync: receive");
   if (size == 0) return Error::generic("container init exited during setup");
   if (static_cast<size_t>(size) > kMaxMessage) size = static_cast<ssize_t>(kMaxMessage);
@@ -67,8 +80,7 @@ Result<Message> receive(int sock) {
   alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
-  ssize_t n;
-  do n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC); while (n < 0 && errno == EINTR);
+  ssize_t n = retried([&] { return ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC); });
   if (n < 0) return Error::sys(errno, "sync: receive");
   if (n == 0) return Error::generic("container init exited during setup");
   if (static_cast<size_t>(n) < sizeof(Header)) return Error::generic("sync: short message");
