@@ -131,8 +131,9 @@ TEST_P(PayloadOrder, TenantDropsPrivilegesInOrderAndExecsLast) {
   EXPECT_TRUE(ch.sent().empty());  // a tenant's parent hears the socket close at execve
 }
 
-// The init's payload: the same drop, then kReady, the wait for `start` on exec.fifo, and
-// execve with only stdio (its sync socket is closed by then).
+// The init's payload: `create`'s kSettled (the pid recorded after the go, while the init
+// set up), the same drop, then kReady, the wait for `start` on exec.fifo, and execve with
+// only stdio (its sync socket is closed by then).
 TEST_P(PayloadOrder, InitReportsReadyWaitsForStartThenExecs) {
   const Identity& id = GetParam();
   test::RecordingSys sys;
@@ -144,37 +145,16 @@ TEST_P(PayloadOrder, InitReportsReadyWaitsForStartThenExecs) {
   ASSERT_EQ(::write(fifo[1], "0", 1), 1);  // `berth start`
   InitConfig cfg = payload_config(id, ch.child(), false);
   cfg.fifo_fd = fifo[0];
+  cfg.settle_pending = true;
+  ch.queue(Msg::kSettled);
   if (!id.caps) sys.fail("set_groups", 1, EPERM);
   EXPECT_EQ(run_payload(sys, cfg), 0);
   ch.child_was_closed();
   ::close(fifo[0]);
   ::close(fifo[1]);
+  EXPECT_FALSE(cfg.settle_pending);
   expect_privilege_order(sys, id);
   EXPECT_EQ(sys.log()[at(sys, "close_range(")], "close_range(3, ~0)");
-  auto sent = ch.sent();
-  ASSERT_EQ(sent.size(), 1u);
-  EXPECT_EQ(sent[0].type, Msg::kReady);
-}
-
-// `create` records the init's pid after its go (kSettled follows): the init sets up
-// meanwhile, and reports ready (clearing its parent death signal) only once it came.
-TEST(PayloadOrder, InitReportsReadyOnlyAfterThePidRecord) {
-  test::RecordingSys sys;
-  add_user_files(sys);
-  sys.add_dir("/srv/app");
-  Channel ch;
-  int fifo[2];
-  ASSERT_EQ(::pipe2(fifo, O_CLOEXEC), 0);
-  ASSERT_EQ(::write(fifo[1], "0", 1), 1);
-  InitConfig cfg = payload_config(identities()[0], ch.child(), false);
-  cfg.fifo_fd = fifo[0];
-  cfg.settle_pending = true;
-  ch.queue(Msg::kSettled);
-  EXPECT_EQ(run_payload(sys, cfg), 0);
-  ch.child_was_closed();
-  ::close(fifo[0]);
-  ::close(fifo[1]);
-  EXPECT_FALSE(cfg.settle_pending);
   auto sent = ch.sent();
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].type, Msg::kReady);
