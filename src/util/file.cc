@@ -63,8 +63,11 @@ namespace {
 // File systems without RENAME_EXCHANGE get the plain rename.
 int replace_with(int dirfd, const std::string& tmp, const std::string& name) {
   if (::renameat2(dirfd, tmp.c_str(), dirfd, name.c_str(), RENAME_EXCHANGE) == 0) {
-    ::unlinkat(dirfd, tmp.c_str(), 0);  // the old content; a leftover goes with the directory
-    return 0;
+    // The old content; a leftover goes with the directory.
+    if (::unlinkat(dirfd, tmp.c_str(), 0) == 0 || errno != EISDIR) return 0;
+    // `name` was a directory, which a rename never replaces: swapped back, refused alike.
+    ::renameat2(dirfd, tmp.c_str(), dirfd, name.c_str(), RENAME_EXCHANGE);
+    return EISDIR;
   }
   if (errno != EINVAL && errno != ENOSYS && errno != ENOENT) return errno;
   return ::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) == 0 ? 0 : errno;

@@ -63,6 +63,20 @@ TEST(AtomicWrite, AReaderOfTheOldFileKeepsItWhole) {
   EXPECT_EQ(std::distance(fs::directory_iterator(d.path), fs::directory_iterator()), 1);
 }
 
+// A directory in the way (a --pid-file naming one) is refused, as a rename over it would
+// be, and stays where it was with what it holds.
+TEST(AtomicWrite, ADirectoryInTheWayStaysAndIsRefused) {
+  TmpDir d;
+  ASSERT_EQ(::mkdirat(d.fd.get(), "pid", 0755), 0);
+  ASSERT_TRUE(file::write_atomic(d.fd.get(), "pid/inside", "x", 0644));
+  auto st = file::write_atomic(d.fd.get(), "pid", "123", 0644);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().err(), EISDIR) << st.error().message();
+  EXPECT_TRUE(fs::is_directory(d.path + "/pid"));
+  EXPECT_EQ(*file::read(d.fd.get(), "pid/inside"), "x");
+  EXPECT_EQ(std::distance(fs::directory_iterator(d.path), fs::directory_iterator()), 1);
+}
+
 TEST(AtomicWrite, KilledWritersLeaveNoTempFile) {
   TmpDir d;
   std::mt19937 rng(12345);
