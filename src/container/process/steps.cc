@@ -25,18 +25,26 @@ Result<Message> receive_from_runtime(InitConfig& cfg) {
   return receive(cfg.sync_fd);
 }
 
-Status wait_for(InitConfig& cfg, Msg type) {
-  BERTH_ASSIGN(Message m, receive_from_runtime(cfg));
+namespace {
+
+// `m` must be `type` (a kError becomes the error).
+Status expect(const Message& m, Msg type) {
   if (m.type == Msg::kError) return to_error(m);
   if (m.type != type) return Error::generic("sync: unexpected message from the runtime");
   return ok();
 }
 
+}  // namespace
+
+Status wait_for(InitConfig& cfg, Msg type) {
+  BERTH_ASSIGN(Message m, receive_from_runtime(cfg));
+  return expect(m, type);
+}
+
 Status wait_settled(InitConfig& cfg) {
   if (!cfg.settle_pending) return ok();
-  BERTH_ASSIGN(Message m, receive(cfg.sync_fd));
-  if (m.type == Msg::kError) return to_error(m);
-  if (m.type != Msg::kSettled) return Error::generic("sync: unexpected message from the runtime");
+  BERTH_ASSIGN(Message m, receive(cfg.sync_fd));  // not receive_from_runtime: it would take it
+  BERTH_TRY(expect(m, Msg::kSettled));
   cfg.settle_pending = false;
   return ok();
 }
