@@ -134,10 +134,18 @@ std::map<std::string, std::string> Manager::paths() const {
 Dir Manager::dir(std::string_view controller) const {
   for (const auto& h : hiers_) {
     if (std::find(h.names.begin(), h.names.end(), controller) == h.names.end()) continue;
-    if (!h.fd) h.fd.reset(::open(h.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!h.fd && !opened_all_) {
+      h.fd.reset(::open(h.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      h.open_err = h.fd ? 0 : errno;
+    }
     return Dir(h.fd.get(), h.path);
   }
   return Dir();
+}
+
+void Manager::open_all() const {
+  for (const auto& h : hiers_) (void)dir(h.names.front());
+  opened_all_ = true;
 }
 
 int Manager::v2_dir_fd() const {
@@ -162,7 +170,7 @@ Status Manager::add_process(pid_t pid) {
     // runc's wording ("adding pid N to cgroups: ...: <dir>/cgroup.procs: no such file"):
     // runc's exec tests and scripts match it for an `exec --cgroup` sub-cgroup that is gone.
     std::string what = "adding pid " + std::to_string(pid) + " to cgroups";
-    if (!d.valid()) return Error::sys(errno, "open " + h.path + "/cgroup.procs").context(what);
+    if (!d.valid()) return Error::sys(h.open_err, "open " + h.path + "/cgroup.procs").context(what);
     auto st = write_pid(d, pid);
     if (!st) {
       if (rootless_ && !explicit_path_ && permission_error(st.error().err())) continue;

@@ -59,6 +59,10 @@ class Manager {
 
   // Writes pid to cgroup.procs of every hierarchy (v1, hybrid; v2 without clone3).
   Status add_process(pid_t pid);
+  // Opens every hierarchy's directory now, and none later: add_process run by a child that
+  // shares our memory (exec's tenant, CLONE_VM) then writes only through fds that are ours
+  // too, and caches none that would be open in its fd table alone.
+  void open_all() const;
   Status freeze();
   Status thaw();
   Result<bool> frozen() const;
@@ -85,6 +89,7 @@ class Manager {
     std::vector<std::string> names;  // v1 controllers sharing the directory; {""} unified
     std::string path;
     mutable UniqueFd fd;
+    mutable int open_err = 0;  // errno of the failed open
   };
   Manager() = default;
   Dir dir(std::string_view controller) const;  // invalid Dir when absent
@@ -97,6 +102,7 @@ class Manager {
   std::vector<Hier> hiers_;  // v1 hierarchies, then the unified one (v2, hybrid)
   bool rootless_ = false;
   bool explicit_path_ = false;
+  mutable bool opened_all_ = false;
 };
 
 }  // namespace berth::cgroups

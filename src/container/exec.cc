@@ -2,7 +2,8 @@
 // process (exec_process.cc) and the tenant's configuration (process.capabilities, rlimits,
 // noNewPrivileges, linux.seccomp through the filter cache, linux.personality,
 // linux.memoryPolicy), the clone of the tenant into the container's cgroup with
-// process.execCPUAffinity around the join, the adoption of the process it forks into the
+// process.execCPUAffinity around the join (in our memory where it can: vfork_tenant),
+// the adoption of the process it forks into the
 // pid namespace, its console and seccomp messages, then --detach (--pid-file,
 // --pidfd-socket) or foreground supervision as `run` does it.
 #include "container/exec.h"
@@ -17,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "berth/container.h"
@@ -186,20 +188,54 @@ struct Running {
   UniqueFd console;  // pty master, foreground --tty
 };
 
-// clone3 into the cgroup (v2) with execCPUAffinity.initial inherited from us for the time
-// before the cgroup join; the tenant closes everything of ours but what it needs.
-Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, int cgroup_fd, bool* in_cgroup) {
+// The tenant in our memory where it can do without a copy of us (vfork_child: no page
+// tables copied, no copy-on-write faults in it or in us): it joins the cgroups and takes
+// the final CPU affinity itself while we sleep, then goes on as tenant_main. Not where
+// that would cost more or the kernel refuses it: on cgroup v2 the copy is born in its
+// cgroup (CLONE_INTO_CGROUP), where a join would wait for an RCU grace period, and setns
+// into a time namespace refuses a process that shares its memory (EUSERS).
+bool tenant_shares_memory(const TenantConfig& t, const std::optional<cgroups::Manager>& cg) {
+  if (!container::process::kCanShareMemory || (cg && cg->v2_dir_fd() >= 0)) return false;
+  return std::find(t.join_types.begin(), t.join_types.end(), "time") == t.join_types.end();
+}
+
+// In the tenant sharing our memory, before anything else: through the fds we opened
+// (open_all), so that it caches none of its own in our Manager. A parent killed in its
+// sleep leaves the tenant to go on alone: its kPid then meets a closed socket, and the
+// process it forked reads EOF instead of kGo and exits.
+Status join_from_tenant(const TenantConfig& t, std::optional<cgroups::Manager>& cg) {
+  if (cg) BERTH_TRY(cg->add_process(::getpid()));
+  const auto& aff = t.payload.process.exec_cpu_affinity;
+  if (aff && !aff->final.empty()) BERTH_TRY(set_affinity(0, aff->final, "final"));
+  return ok();
+}
+
+// The clone, with execCPUAffinity.initial inherited from us for the time before the cgroup
+// join: a copy born in its cgroup on v2 (*in_cgroup), or sharing our memory and joining
+// itself (t.parent_asleep). The tenant closes everything of ours but what it needs.
+Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgroups::Manager>& cg, bool* in_cgroup) {
   const auto& aff = t.payload.process.exec_cpu_affinity;
   cpu_set_t saved;
   bool restore = aff && !aff->initial.empty() && ::sched_getaffinity(0, sizeof saved, &saved) == 0;
   if (aff && !aff->initial.empty()) BERTH_TRY(set_affinity(0, aff->initial, "initial"));
   t.payload.sync_fd = child_sync;
-  auto child = container::process::spawn(0, cgroup_fd, [&] {
+  t.parent_asleep = tenant_shares_memory(t, cg);
+  auto enter = [&] {
     std::vector<int> keep = {child_sync, t.init_pidfd};
     for (int fd = 3; fd < 3 + t.payload.preserve_fds; ++fd) keep.push_back(fd);
     close_fds_except(keep);
     return container::process::tenant_main(t);
-  }, in_cgroup);
+  };
+  auto join_then_enter = [&] {
+    if (auto st = join_from_tenant(t, cg); !st) {
+      (void)container::process::send_error(child_sync, st.error());
+      return 1;
+    }
+    return enter();
+  };
+  if (t.parent_asleep && cg) cg->open_all();
+  auto child = t.parent_asleep ? container::process::vfork_child(join_then_enter)
+                               : container::process::spawn(0, cg ? cg->v2_dir_fd() : -1, enter, in_cgroup);
   if (restore) ::sched_setaffinity(0, sizeof saved, &saved);
   return child;
 }
@@ -218,11 +254,15 @@ Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& c
   BERTH_TRY(sys.prctl(PR_SET_CHILD_SUBREAPER, 1).context("become a child subreaper"));
   BERTH_ASSIGN(auto socks, container::process::sync_pair());
   bool in_cgroup = false;
-  int cgroup_fd = cg ? cg->v2_dir_fd() : -1;
   Running r;
-  BERTH_ASSIGN(r.tenant, clone_tenant(t, socks.second.get(), cgroup_fd, &in_cgroup));
+  BERTH_ASSIGN(r.tenant, clone_tenant(t, socks.second.get(), cg, &in_cgroup));
   r.sync = std::move(socks.first);
   socks.second.reset();
+  if (t.parent_asleep) {
+    // Back once the tenant has exited: its kPid (or kError) waits in the socket.
+    log::debug("exec: tenant " + std::to_string(r.tenant.pid()) + " joined its cgroups itself (in our memory)");
+    return r;
+  }
   if (cg && !in_cgroup) BERTH_TRY(cg->add_process(r.tenant.pid()));
   log::debug("exec: tenant " + std::to_string(r.tenant.pid()) +
              (in_cgroup ? " born in its cgroup (CLONE_INTO_CGROUP)" : " moved into its cgroups"));

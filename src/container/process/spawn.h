@@ -17,4 +17,25 @@ Result<OwnedPid> spawn(uint64_t flags, int cgroup_fd, const std::function<int()>
 // fork() for the second stage and for hook processes: a plain child with a pidfd.
 Result<OwnedPid> fork_child(const std::function<int()>& child);
 
+// exec's tenant without a copy of us (CLONE_VM | CLONE_VFORK, as posix_spawn does): `child`
+// runs on a stack of its own in our memory while we sleep, and this returns once it has
+// exited. No page tables are copied and neither process takes copy-on-write faults. The
+// child shares our heap and thread-local state, which is safe only because we are
+// single-threaded and asleep until it exits: it may allocate, but must not store anything
+// we would read as ours (an fd of its own table, a pointer into its stack). False under
+// AddressSanitizer, whose per-thread stack bookkeeping the child would share: callers
+// fall back to spawn().
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kCanShareMemory = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kCanShareMemory = false;
+#else
+inline constexpr bool kCanShareMemory = true;
+#endif
+#else
+inline constexpr bool kCanShareMemory = true;
+#endif
+Result<OwnedPid> vfork_child(const std::function<int()>& child);
+
 }  // namespace berth::container::process

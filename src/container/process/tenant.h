@@ -1,6 +1,7 @@
-// An exec tenant: the clone3 of `berth exec` that puts a new process into a running
+// An exec tenant: the clone of `berth exec` that puts a new process into a running
 // container. It starts in berth's pid namespace and the container's cgroup
-// (CLONE_INTO_CGROUP, or the parent wrote its pid), joins every namespace of the
+// (CLONE_INTO_CGROUP, or the parent wrote its pid, or, sharing the parent's memory, it
+// wrote its own: parent_asleep), joins every namespace of the
 // container's init, the pid namespace for its children, and forks the process: born in
 // the pid namespace with the container's root and cwd, adopted by the parent (a child
 // subreaper), it runs the init's own payload code. Nothing in the container ever sees a
@@ -26,6 +27,9 @@ struct TenantConfig {
   std::vector<std::string> join_types;
   // `exec --user NAME[:GID]`: resolved in the container's /etc/passwd once inside.
   std::string user_name;
+  // Cloned with CLONE_VM | CLONE_VFORK (spawn.h, vfork_child): the parent sleeps until we
+  // exit, so no kGo comes; we joined the cgroups ourselves before tenant_main.
+  bool parent_asleep = false;
 };
 
 // The child's entry point: forks the process, reports it (kPid) and returns 0, or an exit
@@ -33,7 +37,7 @@ struct TenantConfig {
 int tenant_main(TenantConfig& t);
 
 // The tenant's sequences over the seam (tenant_main runs them with linux::real_sys()).
-// Enter, in the intermediate: parent death signal, wait for kGo, process.oomScoreAdj
+// Enter, in the intermediate: parent death signal, wait for kGo (unless parent_asleep), process.oomScoreAdj
 // through the host's /proc, the namespace joins (one setns on the init's pidfd; on older
 // kernels one setns per namespace, user first, mount last); the fork follows. Settle, in
 // the process: wait for kGo (adopted), parent death signal, new session, `--user NAME`,

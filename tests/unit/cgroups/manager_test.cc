@@ -95,6 +95,32 @@ TEST(CgroupsManager, AddProcessAndPids) {
   EXPECT_EQ(*pids, (std::vector<pid_t>{10, 11, 12, 4242}));
 }
 
+// open_all (exec's tenant joins through the parent's fds, in its memory): every directory
+// is opened at once and never again, so a child caches no fd of its own table in the
+// parent's Manager; a directory missing then is reported with the errno of that open.
+TEST(CgroupsManager, OpenAllOpensNowAndNeverAgain) {
+  for (bool open_all_first : {false, true}) {
+    CgroupFixture f(Layout::kV1);
+    auto created = f.create(spec::Resources{});
+    ASSERT_TRUE(created) << failure(created);
+    auto paths = created->paths();
+    paths["memory"] += "/sub";  // an `exec --cgroup memory:sub` not made yet
+    auto m = Manager::load(paths);
+    ASSERT_TRUE(m) << failure(m);
+    if (open_all_first) m->open_all();
+    f.tree.add_cgroup("/berth/c1/sub");
+    auto st = m->add_process(4242);
+    if (!open_all_first) {
+      EXPECT_TRUE(st) << st.error().message();  // opened on first use: it exists by then
+      continue;
+    }
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().err(), ENOENT);
+    EXPECT_NE(st.error().message().find("adding pid 4242 to cgroups: open "), std::string::npos) << st.error().message();
+    EXPECT_NE(st.error().message().find("/sub/cgroup.procs"), std::string::npos) << st.error().message();
+  }
+}
+
 TEST(CgroupsManager, UnifiedOnHybridGoesToTheCgroup2Directory) {
   CgroupFixture f(Layout::kHybrid);
   spec::Resources r;

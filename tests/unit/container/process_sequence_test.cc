@@ -324,6 +324,24 @@ setns(fd, CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWIPC|CLONE
   EXPECT_EQ(t.init_pidfd, -1);  // it does not go with the process
 }
 
+// exec's tenant in the parent's memory (vfork_child): the parent sleeps until it exits and
+// sends no kGo; waiting for one would read the closed socket and fail.
+TEST(TenantEnter, WithTheParentAsleepNoGoIsAwaited) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.runtime_gone();
+  TenantConfig t;
+  t.parent_asleep = true;
+  t.payload.sync_fd = ch.child();
+  t.init_pidfd = sys.fake_fd("/[pidfd]");
+  t.join_types = {"ipc", "network", "pid", "mount"};
+  auto st = tenant_enter(sys, t);
+  ASSERT_TRUE(st) << st.error().message();
+  EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
+setns(fd, CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWIPC)
+)");
+}
+
 // A kernel without setns on a pidfd (EINVAL): one namespace file at a time, user first,
 // mount last.
 TEST(TenantEnter, OlderKernelsJoinOneByOneUserFirstMountLast) {
