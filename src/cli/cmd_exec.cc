@@ -53,6 +53,7 @@ Result<int> cmd_exec(Context& ctx) {
   uint64_t preserve = ctx.flags.get_uint("preserve-fds");
   if (preserve > 1024) return failed(Error::invalid_argument("exec failed: --preserve-fds: too many file descriptors"));
   o.preserve_fds = static_cast<int>(preserve);
+  o.exit_when_done = true;
   auto code = exec_container(o);
   if (!code) return failed(std::move(code).error().context("exec failed"));
   return *code;

@@ -135,4 +135,11 @@ int main_impl(int argc, char** argv) {
 
 }  // namespace berth::cli
 
-int main(int argc, char** argv) { return berth::cli::main_impl(argc, argv); }
+// _exit, not a return: what is left to free is freed by the kernel at once, without the
+// static destructors and the loader's finalisers walking (and, after a clone, copying) our
+// pages. Everything we print goes out with write(2) as it is printed; stdio is flushed.
+int main(int argc, char** argv) {
+  int code = berth::cli::main_impl(argc, argv);
+  std::fflush(nullptr);
+  ::_exit(code);
+}

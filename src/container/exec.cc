@@ -354,9 +354,12 @@ Result<int> exec_container(const ExecOptions& o) {
   BERTH_TRY(publish(o, r));
   if (o.detach) {
     r.tenant.release();
+    if (o.exit_when_done) ::_exit(0);
     return 0;
   }
-  return foreground(r, forwarded);
+  int code = foreground(r, forwarded);
+  if (o.exit_when_done) ::_exit(code);
+  return code;
 }
 
 }  // namespace berth
