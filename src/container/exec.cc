@@ -218,8 +218,10 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
   cpu_set_t saved;
   bool restore = aff && !aff->initial.empty() && ::sched_getaffinity(0, sizeof saved, &saved) == 0;
   if (aff && !aff->initial.empty()) BERTH_TRY(set_affinity(0, aff->initial, "initial"));
+  ScopeExit restore_affinity([&] {
+    if (restore) ::sched_setaffinity(0, sizeof saved, &saved);
+  });
   t.payload.sync_fd = child_sync;
-  t.parent_asleep = tenant_shares_memory(t, cg);
   auto enter = [&] {
     std::vector<int> keep = {child_sync, t.init_pidfd};
     for (int fd = 3; fd < 3 + t.payload.preserve_fds; ++fd) keep.push_back(fd);
@@ -233,11 +235,16 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
     }
     return enter();
   };
-  if (t.parent_asleep && cg) cg->open_all();
-  auto child = t.parent_asleep ? container::process::vfork_child(join_then_enter)
-                               : container::process::spawn(0, cg ? cg->v2_dir_fd() : -1, enter, in_cgroup);
-  if (restore) ::sched_setaffinity(0, sizeof saved, &saved);
-  return child;
+  if (tenant_shares_memory(t, cg)) {
+    t.parent_asleep = true;
+    if (cg) cg->open_all();
+    auto shared = container::process::vfork_child(join_then_enter);
+    if (shared) return shared;
+    // A kernel or a seccomp filter around us that refuses the shared clone, or no memory
+    // for its stack: the copy, as elsewhere.
+    t.parent_asleep = false;
+  }
+  return container::process::spawn(0, cg ? cg->v2_dir_fd() : -1, enter, in_cgroup);
 }
 
 // The tenant is cloned in our own pid namespace, invisible from the container while it

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "container/process/spawn.h"
 #include "support/exec_helpers.h"
 
 namespace berth::test {
@@ -52,6 +53,28 @@ TEST(ExecJoin, SameNamespacesAndCgroupAsTheInit) {
     ASSERT_EQ(rc.started().code, 0) << rc.started().err;
     expect_same_namespaces_and_cgroup(rc);
   }
+}
+
+// On v1 and hybrid hosts the tenant shares berth's memory (clone CLONE_VM|CLONE_VFORK) and
+// joins its cgroups itself; under a filter that refuses that clone it falls back to a copy
+// that the parent joins. The process ends up the same either way.
+TEST(ExecJoin, TenantInOurMemoryOrACopyJoinsTheSame) {
+  if (!have_cgroup_v1("memory")) GTEST_SKIP() << "pure cgroup v2: the tenant is always a copy born in its cgroup";
+  if (!container::process::kCanShareMemory) GTEST_SKIP() << "sanitizer build: the tenant is always a copy";
+  Runtime berth;
+  Container b(berth, "b-tenant");
+  ASSERT_EQ(b.started().code, 0) << b.started().err;
+  std::string cmd = "cat /proc/self/cgroup; readlink /proc/self/ns/net; readlink /proc/self/ns/mnt";
+  auto shared = berth({"--debug", "exec", b.id(), "sh", "-c", cmd});
+  ASSERT_EQ(shared.code, 0) << shared.err;
+  EXPECT_NE(shared.err.find("joined its cgroups itself (in our memory)"), std::string::npos) << shared.err;
+  auto copy = run_cmd({BERTH_DENY_SHARED_CLONE, berth.binary(), "--root", berth.root(), "--debug", "exec", b.id(),
+                       "sh", "-c", cmd});
+  ASSERT_EQ(copy.code, 0) << copy.err;
+  EXPECT_NE(copy.err.find("moved into its cgroups"), std::string::npos) << copy.err;
+  EXPECT_EQ(copy.err.find("in our memory"), std::string::npos) << copy.err;
+  EXPECT_EQ(copy.out, shared.out);
+  EXPECT_NE(shared.out.find(":/berth-test/b-tenant"), std::string::npos) << shared.out;
 }
 
 TEST(ExecJoin, UserNamespace) {
