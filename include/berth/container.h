@@ -29,12 +29,17 @@ struct CreateOptions {
   std::string rootless = "auto";
   // `run` in the foreground keeps the pty master and the init as its child.
   bool foreground = false;
+  // `run`: where nothing needs the runtime between the clone and the payload (no hooks,
+  // terminal, seccomp listener, user namespace, ...), the init starts it at once and
+  // Created::started says so; elsewhere the caller starts it as after a plain create.
+  bool start_now = false;
 };
 
 struct Created {
   pid_t pid = 0;
   int pidfd = -1;          // owned by the caller when foreground
   int console_master = -1; // owned by the caller when foreground with a terminal
+  bool started = false;    // the payload runs already (CreateOptions::start_now)
 };
 
 Result<Created> create_container(const CreateOptions& options);

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -76,6 +78,7 @@ struct Creation {
   linux::NetnsMoves moves;  // linux.netDevices and RDMA devices, moved at kHooks
   bool rootless = false;    // --rootless resolved: cgroups we may not write are left out
   container::UserNsPlan userns;
+  bool started = false;  // the init ran the payload at once (direct_possible)
   // Declared last, so destroyed first: its steps still find the init, its pidfd and the
   // cgroups they undo (create_container also runs it explicitly on failure).
   Rollback undo;
@@ -217,6 +220,17 @@ Status prepare_state(Creation& c, container::StateStore& store, const std::strin
   return c.dir->write_config(c.spec);
 }
 
+// In the init, first: only what it needs stays open; above all not the state directory,
+// whose flock would otherwise stay held by the waiting init.
+void keep_only_the_inits_fds(const container::BuiltInit& built) {
+  const auto& cfg = built.cfg;
+  std::vector<int> keep = {cfg.sync_fd, cfg.fifo_fd, log::fd()};
+  for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd) keep.push_back(fd);
+  for (const auto& j : built.ns.joins) keep.push_back(j.fd.get());
+  for (int fd : linux::rootfs::prepared_fds(*cfg.rootfs)) keep.push_back(fd);  // idmapped binds
+  close_fds_except(keep);
+}
+
 Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fifo) {
   if (built->cfg.rootfs)
     container::cgroup_mount_view(c.cg, &built->cfg.rootfs->cgroups, &built->cfg.rootfs->cgroup_links);
@@ -234,13 +248,7 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   bool in_cgroup = false;
   Phases t("create");
   BERTH_ASSIGN(c.init, container::process::spawn(cfg.clone_flags, c.cg.v2_fd, [&] {
-    // Keep only what the init needs: above all, not the state directory, whose flock
-    // would otherwise stay held by the waiting init.
-    std::vector<int> keep = {cfg.sync_fd, cfg.fifo_fd, log::fd()};
-    for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd) keep.push_back(fd);
-    for (const auto& j : built->ns.joins) keep.push_back(j.fd.get());
-    for (int fd : linux::rootfs::prepared_fds(*cfg.rootfs)) keep.push_back(fd);  // idmapped binds
-    close_fds_except(keep);
+    keep_only_the_inits_fds(*built);
     return container::process::init_main(cfg);
   }, &in_cgroup));
   socks.second.reset();
@@ -257,6 +265,96 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   const linux::rootfs::RootfsPlan* plan = cfg.rootfs ? &*cfg.rootfs : nullptr;
   BERTH_TRY(converse(c, parent_end, maps_on_clone, forks_init, plan));
   return c.init_pid;
+}
+
+// `run` (start_now) where nothing needs us between the clone and the payload: no message
+// the init would wait for an answer to (kMapIds, kHooks, kMountSources, kConsole,
+// kSeccompFd, a second stage's kPid), no start to wait for. Then the init can share our
+// memory while we sleep: it is the only process of a new pid namespace until its execve,
+// visible to nothing but the host. Not on pure cgroup v2 (clone(2) has no
+// CLONE_INTO_CGROUP, and a join of its own would wait for an RCU grace period), with the
+// systemd driver (a D-Bus call), a new time namespace (clone3 only) or the sanitizers.
+bool direct_possible(const Creation& c, const container::BuiltInit& b) {
+  const auto& cfg = b.cfg;
+  const spec::Spec& s = c.spec;
+  if (!c.o.start_now || !container::process::kCanShareMemory) return false;
+  if (s.process->terminal || !c.o.console_socket.empty()) return false;
+  if (s.hooks && (!s.hooks->prestart.empty() || !s.hooks->create_runtime.empty() ||
+                  !s.hooks->create_container.empty() || !s.hooks->start_container.empty() ||
+                  !s.hooks->poststart.empty()))
+    return false;
+  if (s.linux && s.linux->seccomp && !s.linux->seccomp->listener_path.empty()) return false;
+  if (!c.moves.empty() || cfg.wants_runtime_hooks || cfg.sources_from_runtime) return false;
+  if (cfg.second_stage || cfg.fork_init_last || !cfg.ns || !cfg.ns->joins.empty()) return false;
+  if (((cfg.clone_flags | cfg.unshare_flags) & (CLONE_NEWUSER | CLONE_NEWTIME)) || c.userns.creates) return false;
+  if (c.o.systemd_cgroup || c.cg.v2_fd >= 0 || b.ldconfig_fill) return false;
+  return true;
+}
+
+// Our pid as the host sees it, from the child: /proc is still the host's procfs there.
+pid_t host_pid_of_self() {
+  char buf[32] = {};
+  ssize_t n = ::readlink("/proc/self", buf, sizeof buf - 1);
+  return n > 0 ? static_cast<pid_t>(std::atoi(buf)) : 0;
+}
+
+// The direct init's report: kReady just before its execve, then EOF (the socket is
+// close-on-exec) or the error that stopped the execve. EOF without kReady: it died.
+Status expect_execve(int sock) {
+  bool ready = false;
+  while (true) {
+    char b;
+    ssize_t n;
+    do n = ::recv(sock, &b, 1, MSG_PEEK); while (n < 0 && errno == EINTR);
+    if (n == 0 && ready) return ok();
+    if (n == 0) return Error::generic("container init exited before it started its process");
+    if (n < 0) return Error::sys(errno, "sync: receive");
+    BERTH_ASSIGN(Message m, container::process::receive(sock));
+    if (m.type == Msg::kError) return container::process::to_error(m);
+    if (m.type != Msg::kReady || ready) return Error::generic("sync: unexpected message from the container init");
+    ready = true;
+  }
+}
+
+// The direct init (direct_possible): it joins its cgroups and records its pid itself,
+// then goes on as any init but with no go to wait for and no start (cfg.direct); we wake
+// at its execve, or its exit.
+Status spawn_init_direct(Creation& c, container::BuiltInit* built) {
+  if (built->cfg.rootfs)
+    container::cgroup_mount_view(c.cg, &built->cfg.rootfs->cgroups, &built->cfg.rootfs->cgroup_links);
+  BERTH_ASSIGN(auto socks, container::process::sync_pair());
+  auto& cfg = built->cfg;
+  cfg.sync_fd = socks.second.get();
+  cfg.parent_death_kill = true;
+  cfg.direct = true;
+  struct stat self;
+  if (::stat("/proc/self/exe", &self) == 0) cfg.self_dev = self.st_dev, cfg.self_ino = self.st_ino;
+  if (c.cg.manager) c.cg.manager->open_all();  // the init writes through our fds, caching none
+  Phases t("create");
+  auto child = container::process::vfork_child(cfg.clone_flags, [&] {
+    // A parent killed in its sleep takes us along, before anything is recorded.
+    (void)linux::real_sys().prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // cgroup.procs reads a pid in the writer's pid namespace, where ours is 1: "0" is us.
+    pid_t pid = host_pid_of_self();
+    Status st = pid > 0 ? container::join_cgroups(c.cg, 0) : Error::generic("cannot read our pid in /proc/self");
+    if (st) st = record_pid(c, pid);
+    if (!st) {
+      (void)container::process::send_error(cfg.sync_fd, st.error());
+      return 1;
+    }
+    keep_only_the_inits_fds(*built);
+    return container::process::init_main(cfg);
+  });
+  if (!child) return std::move(child).error();
+  socks.second.reset();
+  c.init = std::move(*child);
+  c.init_pidfd.reset(::fcntl(c.init.pidfd(), F_DUPFD_CLOEXEC, 0));  // hooks must not inherit it
+  c.undo.push([&c] { kill_init(c); });
+  c.init_pid = c.init.pid();
+  t.mark("init set up and started, in our memory");
+  BERTH_TRY(expect_execve(socks.first.get()));
+  c.started = true;
+  return ok();
 }
 
 Status create_steps(Creation& c) {
@@ -294,11 +392,15 @@ Status create_steps(Creation& c) {
   c.record.cgroup_paths = c.cg.paths;
   BERTH_TRY(c.dir->write_record(c.record));  // only if they differ from the planned paths
   t.mark("cgroups");
-  if (::mkfifoat(c.dir->fd(), "exec.fifo", 0622) < 0) return Error::sys(errno, "create exec.fifo");
-  // Opened read-write by us: the init keeps it and blocks reading until `start` writes.
-  UniqueFd fifo(::openat(c.dir->fd(), "exec.fifo", O_RDWR | O_CLOEXEC));
-  if (!fifo) return Error::sys(errno, "open exec.fifo");
-  BERTH_TRY(spawn_init(c, built.get(), fifo));
+  if (direct_possible(c, *built)) {
+    BERTH_TRY(spawn_init_direct(c, built.get()));
+  } else {
+    if (::mkfifoat(c.dir->fd(), "exec.fifo", 0622) < 0) return Error::sys(errno, "create exec.fifo");
+    // Opened read-write by us: the init keeps it and blocks reading until `start` writes.
+    UniqueFd fifo(::openat(c.dir->fd(), "exec.fifo", O_RDWR | O_CLOEXEC));
+    if (!fifo) return Error::sys(errno, "open exec.fifo");
+    BERTH_TRY(spawn_init(c, built.get(), fifo));
+  }
   t.mark("init ready");
   if (built->ldconfig_fill) {
     devices::fill_ldconfig_cache(*built->ldconfig_fill);
@@ -313,7 +415,7 @@ Status create_steps(Creation& c) {
 }  // namespace
 
 Result<Created> create_container(const CreateOptions& o) {
-  Creation c{o, {}, {}, {}, {}, {}, 0, {}, {}, {}, false, {}, {}};
+  Creation c{o, {}, {}, {}, {}, {}, 0, {}, {}, {}, false, {}, false, {}};
   auto st = create_steps(c);
   if (!st) {
     c.undo.run();  // init, cgroups, state directory: in that order, while all still exist
@@ -321,6 +423,7 @@ Result<Created> create_container(const CreateOptions& o) {
   }
   c.undo.commit();
   Created out;
+  out.started = c.started;
   out.pid = c.init_pid;
   if (o.foreground) {
     out.pidfd = c.init_pidfd.release();

@@ -238,7 +238,7 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
   if (tenant_shares_memory(t, cg)) {
     t.parent_asleep = true;
     if (cg) cg->open_all();
-    auto shared = container::process::vfork_child(join_then_enter);
+    auto shared = container::process::vfork_child(0, join_then_enter);
     if (shared) return shared;
     // A kernel or a seccomp filter around us that refuses the shared clone, or no memory
     // for its stack: the copy, as elsewhere.

@@ -150,12 +150,12 @@ Status destroy(Loaded& c, const std::string& root) {
     kill_leftovers(c.record);
     BERTH_TRY(container::remove_cgroups(c.record.cgroup_paths, c.record.systemd_cgroup).context("remove cgroups"));
   }
-  auto spec = c.dir.read_config();
+  auto poststop = c.dir.read_hooks("poststop", &spec::Hooks::poststop);
   BERTH_ASSIGN(auto store, container::StateStore::open_existing(root));
   BERTH_TRY(store.remove(c.record.id));
-  if (spec && spec->hooks && !spec->hooks->poststop.empty()) {
+  if (poststop && !poststop->empty()) {
     OciState s = container::to_oci_state(c.record, ContainerStatus::kStopped);
-    run_hooks_warning("poststop", spec->hooks->poststop, oci_state_json(s, false), c.record.bundle);
+    run_hooks_warning("poststop", *poststop, oci_state_json(s, false), c.record.bundle);
   }
   return ok();
 }
@@ -245,10 +245,10 @@ Status start_container(const std::string& root, const std::string& id) {
   BERTH_TRY(file::write_all(fifo.get(), "0").context("write exec.fifo"));
   BERTH_TRY(wait_until_taken(fifo.get(), c.record));
   ::unlinkat(c.dir.fd(), "exec.fifo", 0);
-  auto spec = c.dir.read_config();
-  if (spec && spec->hooks && !spec->hooks->poststart.empty()) {
+  auto poststart = c.dir.read_hooks("poststart", &spec::Hooks::poststart);
+  if (poststart && !poststart->empty()) {
     OciState s = container::to_oci_state(c.record, ContainerStatus::kRunning);
-    run_hooks_warning("poststart", spec->hooks->poststart, oci_state_json(s, false), c.record.bundle);
+    run_hooks_warning("poststart", *poststart, oci_state_json(s, false), c.record.bundle);
   }
   return ok();
 }

@@ -124,13 +124,14 @@ int supervise_foreground(const Created& c, const sigset_t& forwarded) {
 Result<int> run_container(const CreateOptions& options, const RunOptions& run) {
   CreateOptions o = options;
   o.foreground = !run.detach;
+  o.start_now = true;
   if (!run.no_subreaper && !run.detach) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   // Signals are taken through a signalfd; the init resets its own mask before execve.
   sigset_t mask, old;
   if (!run.detach) mask = block_forwarded_signals(&old);
   BERTH_ASSIGN(Created c, create_container(o));
   UniqueFd pidfd(c.pidfd), master(c.console_master);
-  auto st = start_container(o.root, o.id);
+  auto st = c.started ? ok() : start_container(o.root, o.id);
   if (!st) {
     (void)delete_container(o.root, o.id, true);
     return std::move(st).error();

@@ -111,6 +111,16 @@ Result<spec::Spec> ContainerDir::read_config() const {
   return spec::parse_spec(text, path_ + "/" + kConfigFile);
 }
 
+Result<std::vector<spec::Hook>> ContainerDir::read_hooks(const char* key,
+                                                          std::vector<spec::Hook> spec::Hooks::*which) const {
+  BERTH_ASSIGN(auto text, file::read(dirfd_.get(), kConfigFile));
+  // Our own copy (to_json): a key is never escaped there, so its absence is certain.
+  if (text.find(key) == std::string::npos) return std::vector<spec::Hook>();
+  BERTH_ASSIGN(auto spec, spec::parse_spec(text, path_ + "/" + kConfigFile));
+  if (!spec.hooks) return std::vector<spec::Hook>();
+  return std::move((*spec.hooks).*which);
+}
+
 Status ContainerDir::write_config(const spec::Spec& spec) {
   return file::write_atomic(dirfd_.get(), kConfigFile, spec::to_json(spec), 0600)
       .context("write config copy of " + id_);

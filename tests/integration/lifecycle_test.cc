@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "container/process/spawn.h"
 #include "support/exec_helpers.h"
 #include "support/harness.h"
 
@@ -21,6 +22,33 @@ TEST(Lifecycle, RunPassesExitStatusAndOutput) {
   EXPECT_EQ(r.code, 42) << r.err;
   EXPECT_EQ(r.out, "hello\n");
   EXPECT_EQ(rt({"list", "-q"}).out, "") << "run deletes the container afterwards";
+}
+
+// `run` of a container that needs nothing of berth before its payload starts: its init
+// shares berth's memory while berth sleeps, joins its cgroups, records its pid and starts
+// the payload itself (on v1 and hybrid hosts). With a poststart hook it takes the usual
+// create-then-start way. Both give the same container.
+TEST(Lifecycle, RunWithoutAnythingForBerthToDoStartsFromTheInit) {
+  Runtime rt;
+  std::string script = "grep -c berth-test/run- /proc/self/cgroup; echo $$; readlink /proc/self/ns/pid | cut -c1-5; exit 7";
+  Bundle direct;
+  direct.spec().linux->cgroups_path = "/berth-test/run-direct";
+  direct.script(script).write();
+  auto d = rt({"--debug", "run", "--bundle", direct.path(), "run-direct"});
+  EXPECT_EQ(d.code, 7) << d.err;
+  bool shares = have_cgroup_v1("memory") && container::process::kCanShareMemory;
+  EXPECT_EQ(d.err.find("in our memory") != std::string::npos, shares) << d.err;
+  Bundle usual;
+  usual.spec().linux->cgroups_path = "/berth-test/run-usual";
+  usual.spec().hooks = spec::Hooks{};
+  usual.spec().hooks->poststart.push_back({"/bin/true", {"true"}, std::nullopt, std::nullopt});
+  usual.script(script).write();
+  auto u = rt({"--debug", "run", "--bundle", usual.path(), "run-usual"});
+  EXPECT_EQ(u.code, 7) << u.err;
+  EXPECT_EQ(u.err.find("in our memory"), std::string::npos) << u.err;
+  EXPECT_EQ(d.out, u.out);
+  EXPECT_NE(d.out.find("\n1\npid:[\n"), std::string::npos) << d.out;  // pid 1 of its own namespace
+  for (const char* id : {"run-direct", "run-usual"}) EXPECT_NE(rt({"state", id}).code, 0) << id << " was deleted";
 }
 
 TEST(Lifecycle, CreateStartStateDelete) {

@@ -151,5 +151,72 @@ TEST(KilledAtAnyMoment, DeleteForceRestoresTheHost) {
   }
 }
 
+// `run -d` of a container that needs nothing of berth before its payload (its init shares
+// berth's memory while berth sleeps, then starts the payload itself): SIGKILL on berth or
+// on the init at a random moment of it; `delete --force` then restores the host.
+TEST(KilledAtAnyMoment, RunDetachedThenDeleteForceRestoresTheHost) {
+  RelEnv env;
+  const int iterations = env_int("BERTH_KILL_RUN_ITERATIONS", 60);
+  const unsigned seed = static_cast<unsigned>(env_int("BERTH_KILL_SEED", static_cast<int>(::time(nullptr))));
+  std::printf("run kill loop: %d iterations, seed %u (BERTH_KILL_SEED to replay)\n", iterations, seed);
+  std::mt19937 rng(seed);
+  auto run_args = [&](const std::string& id, const std::string& bundle) {
+    return std::vector<std::string>{env.rt().binary(), "--root", env.rt().root(), "run", "-d", "--bundle", bundle, id};
+  };
+  Census before = env.census();
+  long run_us = 0;
+  for (int i = 0; i < 2; ++i) {
+    std::string id = "rcal" + std::to_string(i);
+    std::string bundle = env.bundle(id, {"sleep", "300"});
+    auto t0 = Clock::now();
+    Child c(run_args(id, bundle));
+    ASSERT_TRUE(c.wait_for(kCommandTimeoutMs));
+    ASSERT_EQ(c.code(), 0) << c.output();
+    run_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+    ASSERT_EQ(env.rt()({"delete", "--force", id}).code, 0);
+    reap_children(5000);
+  }
+  ASSERT_EQ(before.leftovers(env.census()), "") << "an uninterrupted run left something";
+  int kills[2] = {}, completed = 0;
+  for (int i = 0; i < iterations; ++i) {
+    std::string id = "r" + std::to_string(i);
+    std::string bundle = env.bundle(id, {"sleep", "300"});
+    bool init = rng() % 3 == 0;
+    int delay_us = static_cast<int>(rng() % static_cast<unsigned>(std::max(run_us * 11 / 10, 1L)));
+    std::string where = "iteration " + std::to_string(i) + " (seed " + std::to_string(seed) + "), " +
+                        (init ? "init" : "berth") + " killed at " + std::to_string(delay_us) + " us";
+    Census pre = env.census();
+    auto deadline = Clock::now() + std::chrono::microseconds(delay_us);
+    {  // the child's output memfd and pidfd are gone before the census below
+      Child c(run_args(id, bundle));
+      int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+      if (!c.wait_for(std::max(wait_ms, 0))) {
+        ++kills[init];
+        if (!init) {
+          c.kill_now();
+        } else if (pid_t p = find_init(env, id); p > 0) {
+          ::kill(p, SIGKILL);
+        }
+      } else {
+        ++completed;
+      }
+      ASSERT_TRUE(c.wait_for(kCommandTimeoutMs)) << where << ": run hung";
+      ASSERT_EQ(c.output().find("Sanitizer"), std::string::npos) << where << ": " << c.output();
+      // Killed, it may fail, but only with a message.
+      if (c.code() != 0 && c.code() != 128 + SIGKILL) {
+        EXPECT_FALSE(c.output().empty()) << where;
+      }
+    }
+    auto first = env.rt()({"delete", "--force", id});
+    ASSERT_EQ(first.code, 0) << where << ": " << first.err;
+    reap_children(5000);
+    ASSERT_EQ(pre.leftovers(env.census()), "") << where;
+    auto gone = env.rt()({"state", id});
+    ASSERT_NE(gone.err.find("container does not exist"), std::string::npos) << where << ": " << gone.err;
+  }
+  std::printf("run kills of berth: %d, of the init: %d; runs completed first: %d\n", kills[0], kills[1], completed);
+  EXPECT_EQ(before.leftovers(env.census()), "");
+}
+
 }  // namespace
 }  // namespace berth::test

@@ -42,6 +42,11 @@ struct InitConfig {
   // An exec tenant: no exec.fifo; the parent waits for execve itself (the sync socket is
   // close-on-exec, so EOF means the payload runs) or for an error sent in its place.
   bool exec_tenant = false;
+  // A `run` with nothing for the parent to do until the payload runs (create.cc,
+  // direct_possible): cloned in the parent's memory while it sleeps (vfork_child), the init
+  // joined its cgroups and recorded its pid itself; it waits for no go, sends no ready and
+  // execs the payload as soon as it is set up, as an exec tenant does (no exec.fifo).
+  bool direct = false;
 
   // Namespaces: one clone3 does the common case; joins/unshares/second stage otherwise.
   linux::NamespacePlan* ns = nullptr;

@@ -237,6 +237,9 @@ Status late_seccomp(linux::Sys& sys, InitConfig& cfg) {
 int finish_tenant(linux::Sys& sys, InitConfig& cfg, const Exec& ex, char* const* argv, char* const* envp) {
   auto st = late_seccomp(sys, cfg);
   if (st) st = sys.prctl(PR_SET_PDEATHSIG, 0).context("clear the parent death signal");
+  // A direct init (a `run`) reports ready just before its execve: the parent tells an
+  // init that died (EOF without it) from one whose payload runs (EOF after it).
+  if (st && cfg.direct && !send(cfg.sync_fd, Msg::kReady)) return 1;
   if (st) st = exec_payload(sys, cfg, ex.path, argv, envp, cfg.sync_fd);
   if (st) return 0;  // only a test's Sys returns from a successful execve
   int status = str::starts_with(st.error().root(), "exec ") ? 127 : 1;
@@ -299,7 +302,7 @@ int run_payload(linux::Sys& sys, InitConfig& cfg) {
   // Built now: nothing after the filter should need to allocate.
   auto argv = c_strings(ex->argv);
   auto envp = c_strings(ex->env);
-  if (cfg.exec_tenant) return finish_tenant(sys, cfg, *ex, argv.data(), envp.data());
+  if (cfg.exec_tenant || cfg.direct) return finish_tenant(sys, cfg, *ex, argv.data(), envp.data());
   return finish_init(sys, cfg, *ex, argv.data(), envp.data());
 }
 

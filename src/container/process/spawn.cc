@@ -57,25 +57,25 @@ Result<OwnedPid> fork_child(const std::function<int()>& child) {
   return OwnedPid(pid, std::move(pidfd));
 }
 
-// The child's stack: what the tenant and the process it forks run on (the process keeps a
-// copy of it until its execve), with a guard page below. MAP_NORESERVE: only the pages
+// The child's stack: what it runs on (and the process exec's tenant forks, on a copy of it,
+// until its execve), with a guard page below. MAP_NORESERVE: only the pages
 // touched cost anything.
-Result<OwnedPid> vfork_child(const std::function<int()>& child) {
+Result<OwnedPid> vfork_child(int flags, const std::function<int()>& child) {
   constexpr size_t kGuard = 4096, kStack = 8u << 20;
   void* map = ::mmap(nullptr, kGuard + kStack, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-  if (map == MAP_FAILED) return Error::sys(errno, "mmap a stack for the exec tenant");
+  if (map == MAP_FAILED) return Error::sys(errno, "mmap a stack for a child in our memory");
   char* base = static_cast<char*>(map);
   if (::mprotect(base, kGuard, PROT_NONE) < 0) {
     int err = errno;
     ::munmap(map, kGuard + kStack);
-    return Error::sys(err, "mprotect the exec tenant's stack guard");
+    return Error::sys(err, "mprotect the stack guard of a child in our memory");
   }
   int pidfd = -1;
   auto entry = [](void* arg) -> int { return (*static_cast<const std::function<int()>*>(arg))(); };
   // glibc's clone: the child calls entry on the new stack and exits with its value (the
   // exit system call itself: no atexit handlers, no stdio flush of our buffers).
-  int pid = ::clone(entry, base + kGuard + kStack, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
+  int pid = ::clone(entry, base + kGuard + kStack, flags | CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
                     const_cast<std::function<int()>*>(&child), &pidfd);
   int err = errno;
   ::munmap(map, kGuard + kStack);  // the child has exited: its stack is free

@@ -17,7 +17,8 @@ Result<OwnedPid> spawn(uint64_t flags, int cgroup_fd, const std::function<int()>
 // fork() for the second stage and for hook processes: a plain child with a pidfd.
 Result<OwnedPid> fork_child(const std::function<int()>& child);
 
-// exec's tenant without a copy of us (CLONE_VM | CLONE_VFORK, as posix_spawn does): `child`
+// A child without a copy of us (CLONE_VM | CLONE_VFORK, as posix_spawn does): exec's tenant,
+// and the init of a `run` that needs nothing of us until its payload runs. `child`
 // runs on a stack of its own in our memory while we sleep, and this returns once it has
 // exited. No page tables are copied and neither process takes copy-on-write faults. The
 // child shares our heap and thread-local state, which is safe only because we are
@@ -36,6 +37,7 @@ inline constexpr bool kCanShareMemory = true;
 #else
 inline constexpr bool kCanShareMemory = true;
 #endif
-Result<OwnedPid> vfork_child(const std::function<int()>& child);
+// flags: namespaces the child is born in (clone(2) flags; CLONE_NEWTIME is clone3's only).
+Result<OwnedPid> vfork_child(int flags, const std::function<int()>& child);
 
 }  // namespace berth::container::process

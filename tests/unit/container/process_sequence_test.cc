@@ -160,6 +160,50 @@ TEST_P(PayloadOrder, InitReportsReadyWaitsForStartThenExecs) {
   EXPECT_EQ(sent[0].type, Msg::kReady);
 }
 
+// A direct init (a `run` whose parent sleeps until the execve): no exec.fifo, no wait for
+// `start`; the same drop, then kReady just before the execve, which keeps the sync socket
+// open (close-on-exec) so that an execve failure can still be reported.
+TEST_P(PayloadOrder, DirectInitReportsReadyThenExecsAtOnce) {
+  const Identity& id = GetParam();
+  test::RecordingSys sys;
+  add_user_files(sys);
+  sys.add_dir("/srv/app");
+  Channel ch;
+  InitConfig cfg = payload_config(id, ch.child(), false);
+  cfg.direct = true;
+  cfg.fifo_fd = -1;  // a wait for `start` would fail (EBADF), not block
+  if (!id.caps) sys.fail("set_groups", 1, EPERM);
+  EXPECT_EQ(run_payload(sys, cfg), 0) << ch.error();
+  expect_privilege_order(sys, id);
+  EXPECT_LT(at(sys, "prctl(PR_SET_PDEATHSIG, 0)"), at(sys, "execve("));
+  EXPECT_NE(sys.log()[at(sys, "close_range(")], "close_range(3, ~0)");  // the socket stays
+  auto sent = ch.sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].type, Msg::kReady);
+}
+
+// Its stage one waits for no go either: it joined its cgroups and recorded its pid itself.
+TEST(InitStageOne, DirectInitWaitsForNoGo) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.runtime_gone();
+  auto plan = linux::plan_namespaces({{"mount", ""}, {"cgroup", ""}});
+  ASSERT_TRUE(plan) << plan.error().message();
+  InitConfig cfg;
+  cfg.sync_fd = ch.child();
+  cfg.ns = &*plan;
+  cfg.direct = true;
+  cfg.parent_death_kill = true;
+  cfg.clone_flags = CLONE_NEWNS;
+  cfg.unshare_flags = CLONE_NEWCGROUP;
+  auto st = init_stage_one(sys, cfg);
+  ASSERT_TRUE(st) << st.error().message();
+  EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
+prctl(PR_SET_DUMPABLE, 0)
+unshare(CLONE_NEWCGROUP)
+)");
+}
+
 // Killed before it sent kSettled, `create` leaves no init behind: the init stops before it
 // clears its parent death signal, reports nothing ready and runs nothing.
 TEST(PayloadOrder, InitWithoutThePidRecordNeverClearsItsDeathSignal) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "container/record.h"
 
@@ -62,6 +63,34 @@ TEST_F(StateStoreTest, CreateOpenRemoveWithRuncTexts) {
   EXPECT_EQ(store->list_ids().value(), std::vector<std::string>{"c1"});
   ASSERT_TRUE(store->remove("c1").ok());
   EXPECT_TRUE(store->list_ids()->empty());
+}
+
+// start and delete read one kind of hooks from the config copy, and parse the copy only
+// when its text names them: a copy that does not is not even parsed (an unparsable one
+// yields no hooks, not an error), one that does is parsed whole.
+TEST_F(StateStoreTest, HooksOfTheConfigCopyAreParsedOnlyWhenNamed) {
+  auto store = StateStore::open(root_);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  auto dir = store->create("c1");
+  ASSERT_TRUE(dir.ok());
+  spec::Spec spec;
+  spec.oci_version = "1.3.0";
+  spec.hooks = spec::Hooks{};
+  spec.hooks->poststart.push_back({"/bin/true", {"true", "started"}, std::nullopt, std::nullopt});
+  ASSERT_TRUE(dir->write_config(spec).ok());
+  auto poststart = dir->read_hooks("poststart", &spec::Hooks::poststart);
+  ASSERT_TRUE(poststart.ok()) << poststart.error().message();
+  ASSERT_EQ(poststart->size(), 1u);
+  EXPECT_EQ((*poststart)[0].args, (std::vector<std::string>{"true", "started"}));
+  auto poststop = dir->read_hooks("poststop", &spec::Hooks::poststop);
+  ASSERT_TRUE(poststop.ok()) << poststop.error().message();
+  EXPECT_TRUE(poststop->empty());
+  std::ofstream(root_ + "/c1/config.json", std::ios::trunc) << "{ not json, and no hooks named";
+  auto unparsed = dir->read_hooks("poststop", &spec::Hooks::poststop);
+  ASSERT_TRUE(unparsed.ok()) << unparsed.error().message();
+  EXPECT_TRUE(unparsed->empty());
+  std::ofstream(root_ + "/c1/config.json", std::ios::trunc) << "{ \"hooks\": {\"poststop\": [ not json";
+  EXPECT_FALSE(dir->read_hooks("poststop", &spec::Hooks::poststop).ok());
 }
 
 TEST_F(StateStoreTest, MissingRootListsNothing) {

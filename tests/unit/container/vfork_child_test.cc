@@ -19,7 +19,7 @@ namespace {
 TEST(VforkChild, RunsInOurMemoryAndWeSleepUntilItExits) {
   SKIP_WITHOUT_SHARED_MEMORY();
   int seen = 0;
-  auto child = vfork_child([&] {
+  auto child = vfork_child(0, [&] {
     ::usleep(50 * 1000);  // were we not asleep, we would read 0 below
     seen = 42;
     return 7;
@@ -38,7 +38,7 @@ TEST(VforkChild, ItsFdTableIsItsOwn) {
   int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   int closed = -2;
-  auto child = vfork_child([&] {
+  auto child = vfork_child(0, [&] {
     closed = ::close(fd);
     return 0;
   });
@@ -54,7 +54,7 @@ TEST(VforkChild, AForkOfTheChildIsACopy) {
   SKIP_WITHOUT_SHARED_MEMORY();
   int value = 1;
   int grandchild_status = -1;
-  auto child = vfork_child([&] {
+  auto child = vfork_child(0, [&] {
     auto g = fork_child([&] {
       value = 2;
       return value == 2 ? 0 : 1;
