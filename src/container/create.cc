@@ -270,8 +270,9 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
 // `run` (start_now) where nothing needs us between the clone and the payload: no message
 // the init would wait for an answer to (kMapIds, kHooks, kMountSources, kConsole,
 // kSeccompFd, a second stage's kPid), no start to wait for. Then the init can share our
-// memory while we sleep: it is the only process of a new pid namespace until its execve,
-// visible to nothing but the host. Not on pure cgroup v2 (clone(2) has no
+// memory while we sleep: it is the only process of its new pid namespace until its execve
+// (a joined one is refused below; without one it is in the host's, where it is no more
+// exposed than we are), so nothing of a container sees it. Not on pure cgroup v2 (clone(2) has no
 // CLONE_INTO_CGROUP, and a join of its own would wait for an RCU grace period), with the
 // systemd driver (a D-Bus call), a new time namespace (clone3 only) or the sanitizers.
 bool direct_possible(const Creation& c, const container::BuiltInit& b) {

@@ -117,18 +117,34 @@ void expect_privilege_order(const test::RecordingSys& sys, const Identity& id) {
 
 class PayloadOrder : public ::testing::TestWithParam<Identity> {};
 
-TEST_P(PayloadOrder, TenantDropsPrivilegesInOrderAndExecsLast) {
+// An exec tenant and a direct init (a `run` whose parent sleeps until the execve) drop
+// privileges the same way and exec at once: no exec.fifo, no wait for `start`, the sync
+// socket kept (close-on-exec) for an execve failure. The direct init reports kReady just
+// before its execve (its parent tells an init that died from one whose payload runs); a
+// tenant's parent hears the socket close at execve.
+TEST_P(PayloadOrder, TenantAndDirectInitDropPrivilegesInOrderAndExecAtOnce) {
   const Identity& id = GetParam();
-  test::RecordingSys sys;
-  add_user_files(sys);
-  sys.add_dir("/srv/app");
-  Channel ch;
-  InitConfig cfg = payload_config(id, ch.child(), true);
-  if (!id.caps) sys.fail("set_groups", 1, EPERM);
-  EXPECT_EQ(run_payload(sys, cfg), 0) << ch.error();
-  EXPECT_EQ(changes(sys), tenant_payload(id.name));
-  expect_privilege_order(sys, id);
-  EXPECT_TRUE(ch.sent().empty());  // a tenant's parent hears the socket close at execve
+  for (bool direct : {false, true}) {
+    test::RecordingSys sys;
+    add_user_files(sys);
+    sys.add_dir("/srv/app");
+    Channel ch;
+    InitConfig cfg = payload_config(id, ch.child(), !direct);
+    cfg.direct = direct;  // its fifo_fd stays -1: a wait for `start` would fail, not block
+    if (!id.caps) sys.fail("set_groups", 1, EPERM);
+    EXPECT_EQ(run_payload(sys, cfg), 0) << ch.error();
+    if (!direct) {
+      EXPECT_EQ(changes(sys), tenant_payload(id.name));
+    }
+    expect_privilege_order(sys, id);
+    EXPECT_LT(at(sys, "prctl(PR_SET_PDEATHSIG, 0)"), at(sys, "execve(")) << direct;
+    EXPECT_NE(sys.log()[at(sys, "close_range(")], "close_range(3, ~0)") << direct;
+    auto sent = ch.sent();
+    ASSERT_EQ(sent.size(), direct ? 1u : 0u);
+    if (direct) {
+      EXPECT_EQ(sent[0].type, Msg::kReady);
+    }
+  }
 }
 
 // The init's payload: `create`'s kSettled (the pid recorded after the go, while the init
@@ -155,28 +171,6 @@ TEST_P(PayloadOrder, InitReportsReadyWaitsForStartThenExecs) {
   EXPECT_FALSE(cfg.settle_pending);
   expect_privilege_order(sys, id);
   EXPECT_EQ(sys.log()[at(sys, "close_range(")], "close_range(3, ~0)");
-  auto sent = ch.sent();
-  ASSERT_EQ(sent.size(), 1u);
-  EXPECT_EQ(sent[0].type, Msg::kReady);
-}
-
-// A direct init (a `run` whose parent sleeps until the execve): no exec.fifo, no wait for
-// `start`; the same drop, then kReady just before the execve, which keeps the sync socket
-// open (close-on-exec) so that an execve failure can still be reported.
-TEST_P(PayloadOrder, DirectInitReportsReadyThenExecsAtOnce) {
-  const Identity& id = GetParam();
-  test::RecordingSys sys;
-  add_user_files(sys);
-  sys.add_dir("/srv/app");
-  Channel ch;
-  InitConfig cfg = payload_config(id, ch.child(), false);
-  cfg.direct = true;
-  cfg.fifo_fd = -1;  // a wait for `start` would fail (EBADF), not block
-  if (!id.caps) sys.fail("set_groups", 1, EPERM);
-  EXPECT_EQ(run_payload(sys, cfg), 0) << ch.error();
-  expect_privilege_order(sys, id);
-  EXPECT_LT(at(sys, "prctl(PR_SET_PDEATHSIG, 0)"), at(sys, "execve("));
-  EXPECT_NE(sys.log()[at(sys, "close_range(")], "close_range(3, ~0)");  // the socket stays
   auto sent = ch.sent();
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].type, Msg::kReady);
