@@ -232,8 +232,6 @@ void keep_only_the_inits_fds(const container::BuiltInit& built) {
 }
 
 Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fifo) {
-  if (built->cfg.rootfs)
-    container::cgroup_mount_view(c.cg, &built->cfg.rootfs->cgroups, &built->cfg.rootfs->cgroup_links);
   BERTH_ASSIGN(auto socks, container::process::sync_pair());
   auto& cfg = built->cfg;
   cfg.sync_fd = socks.second.get();
@@ -270,11 +268,12 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
 // `run` (start_now) where nothing needs us between the clone and the payload: no message
 // the init would wait for an answer to (kMapIds, kHooks, kMountSources, kConsole,
 // kSeccompFd, a second stage's kPid), no start to wait for. Then the init can share our
-// memory while we sleep: it is the only process of its new pid namespace until its execve
-// (a joined one is refused below; without one it is in the host's, where it is no more
-// exposed than we are), so nothing of a container sees it. Not on pure cgroup v2 (clone(2) has no
-// CLONE_INTO_CGROUP, and a join of its own would wait for an RCU grace period), with the
-// systemd driver (a D-Bus call), a new time namespace (clone3 only) or the sanitizers.
+// memory while we sleep: it is the only process of its new pid namespace until its
+// execve (a joined one is refused below; without one it is in the host's, where it is no
+// more exposed than we are), so nothing of a container sees it. Not on pure cgroup v2
+// (clone(2) has no CLONE_INTO_CGROUP, and a join of its own would wait for an RCU grace
+// period), with the systemd driver (a D-Bus call), a new time namespace (clone3 only) or
+// the sanitizers.
 bool direct_possible(const Creation& c, const container::BuiltInit& b) {
   const auto& cfg = b.cfg;
   const spec::Spec& s = c.spec;
@@ -319,10 +318,9 @@ Status expect_execve(int sock) {
 
 // The direct init (direct_possible): it joins its cgroups and records its pid itself,
 // then goes on as any init but with no go to wait for and no start (cfg.direct); we wake
-// at its execve, or its exit.
-Status spawn_init_direct(Creation& c, container::BuiltInit* built) {
-  if (built->cfg.rootfs)
-    container::cgroup_mount_view(c.cg, &built->cfg.rootfs->cgroups, &built->cfg.rootfs->cgroup_links);
+// at its execve, or its exit. False, with nothing done, where the shared clone is refused
+// (a seccomp filter around us, a kernel): the caller takes the usual way.
+Result<bool> spawn_init_direct(Creation& c, container::BuiltInit* built) {
   BERTH_ASSIGN(auto socks, container::process::sync_pair());
   auto& cfg = built->cfg;
   cfg.sync_fd = socks.second.get();
@@ -346,7 +344,10 @@ Status spawn_init_direct(Creation& c, container::BuiltInit* built) {
     keep_only_the_inits_fds(*built);
     return container::process::init_main(cfg);
   });
-  if (!child) return std::move(child).error();
+  if (!child) {
+    cfg.direct = false;
+    return false;
+  }
   socks.second.reset();
   c.init = std::move(*child);
   c.init_pidfd.reset(::fcntl(c.init.pidfd(), F_DUPFD_CLOEXEC, 0));  // hooks must not inherit it
@@ -355,7 +356,7 @@ Status spawn_init_direct(Creation& c, container::BuiltInit* built) {
   t.mark("init set up and started, in our memory");
   BERTH_TRY(expect_execve(socks.first.get()));
   c.started = true;
-  return ok();
+  return true;
 }
 
 Status create_steps(Creation& c) {
@@ -393,9 +394,14 @@ Status create_steps(Creation& c) {
   c.record.cgroup_paths = c.cg.paths;
   BERTH_TRY(c.dir->write_record(c.record));  // only if they differ from the planned paths
   t.mark("cgroups");
+  if (built->cfg.rootfs)
+    container::cgroup_mount_view(c.cg, &built->cfg.rootfs->cgroups, &built->cfg.rootfs->cgroup_links);
+  bool started = false;
   if (direct_possible(c, *built)) {
-    BERTH_TRY(spawn_init_direct(c, built.get()));
-  } else {
+    BERTH_ASSIGN(bool direct, spawn_init_direct(c, built.get()));
+    started = direct;
+  }
+  if (!started) {
     if (::mkfifoat(c.dir->fd(), "exec.fifo", 0622) < 0) return Error::sys(errno, "create exec.fifo");
     // Opened read-write by us: the init keeps it and blocks reading until `start` writes.
     UniqueFd fifo(::openat(c.dir->fd(), "exec.fifo", O_RDWR | O_CLOEXEC));

@@ -2,7 +2,7 @@
 // process (exec_process.cc) and the tenant's configuration (process.capabilities, rlimits,
 // noNewPrivileges, linux.seccomp through the filter cache, linux.personality,
 // linux.memoryPolicy), the clone of the tenant into the container's cgroup with
-// process.execCPUAffinity around the join (in our memory where it can: vfork_tenant),
+// process.execCPUAffinity around the join (in our memory where it can: clone_tenant),
 // the adoption of the process it forks into the
 // pid namespace, its console and seccomp messages, then --detach (--pid-file,
 // --pidfd-socket) or foreground supervision as `run` does it.

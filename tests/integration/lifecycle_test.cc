@@ -27,7 +27,8 @@ TEST(Lifecycle, RunPassesExitStatusAndOutput) {
 // `run` of a container that needs nothing of berth before its payload starts: its init
 // shares berth's memory while berth sleeps, joins its cgroups, records its pid and starts
 // the payload itself (on v1 and hybrid hosts). With a poststart hook it takes the usual
-// create-then-start way. Both give the same container.
+// create-then-start way, and so it does where the shared clone is refused. All give the
+// same container.
 TEST(Lifecycle, RunWithoutAnythingForBerthToDoStartsFromTheInit) {
   Runtime rt;
   std::string script = "grep -c berth-test/run- /proc/self/cgroup; echo $$; readlink /proc/self/ns/pid | cut -c1-5; exit 7";
@@ -47,8 +48,17 @@ TEST(Lifecycle, RunWithoutAnythingForBerthToDoStartsFromTheInit) {
   EXPECT_EQ(u.code, 7) << u.err;
   EXPECT_EQ(u.err.find("in our memory"), std::string::npos) << u.err;
   EXPECT_EQ(d.out, u.out);
+  // Where the shared clone is refused (a filter around berth), the usual way again.
+  Bundle refused;
+  refused.spec().linux->cgroups_path = "/berth-test/run-refused";
+  refused.script(script).write();
+  auto r = run_cmd({BERTH_DENY_SHARED_CLONE, rt.binary(), "--root", rt.root(), "--debug", "run", "--bundle",
+                    refused.path(), "run-refused"});
+  EXPECT_EQ(r.code, 7) << r.err;
+  EXPECT_EQ(r.err.find("in our memory"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, u.out);
   EXPECT_NE(d.out.find("\n1\npid:[\n"), std::string::npos) << d.out;  // pid 1 of its own namespace
-  for (const char* id : {"run-direct", "run-usual"}) EXPECT_NE(rt({"state", id}).code, 0) << id << " was deleted";
+  for (const char* id : {"run-direct", "run-usual", "run-refused"}) EXPECT_NE(rt({"state", id}).code, 0) << id << " was deleted";
 }
 
 TEST(Lifecycle, CreateStartStateDelete) {
