@@ -291,13 +291,6 @@ bool direct_possible(const Creation& c, const container::BuiltInit& b) {
   return true;
 }
 
-// Our pid as the host sees it, from the child: /proc is still the host's procfs there.
-pid_t host_pid_of_self() {
-  char buf[32] = {};
-  ssize_t n = ::readlink("/proc/self", buf, sizeof buf - 1);
-  return n > 0 ? static_cast<pid_t>(std::atoi(buf)) : 0;
-}
-
 // The direct init's report: kReady just before its execve, then EOF (the socket is
 // close-on-exec) or the error that stopped the execve. EOF without kReady: it died.
 Status expect_execve(int sock) {
@@ -334,7 +327,7 @@ Result<bool> spawn_init_direct(Creation& c, container::BuiltInit* built) {
     // A parent killed in its sleep takes us along, before anything is recorded.
     (void)linux::real_sys().prctl(PR_SET_PDEATHSIG, SIGKILL);
     // cgroup.procs reads a pid in the writer's pid namespace, where ours is 1: "0" is us.
-    pid_t pid = host_pid_of_self();
+    pid_t pid = container::process::host_pid_from_proc();  // not 1, as getpid() says here
     Status st = pid > 0 ? container::join_cgroups(c.cg, 0) : Error::generic("cannot read our pid in /proc/self");
     if (st) st = record_pid(c, pid);
     if (!st) {

@@ -35,9 +35,7 @@ namespace {
 // Our pid as the host sees it, which hooks are given (as runc does): before the pivot,
 // /proc is still the host's procfs, whose "self" link names us in the host's pid namespace.
 pid_t host_pid() {
-  char buf[32] = {};
-  ssize_t n = ::readlink("/proc/self", buf, sizeof buf - 1);
-  int pid = n > 0 ? std::atoi(buf) : 0;
+  pid_t pid = host_pid_from_proc();
   return pid > 0 ? pid : ::getpid();
 }
 
@@ -186,6 +184,13 @@ int fork_init_last(linux::Sys& sys, InitConfig& cfg) {
 }
 
 }  // namespace
+
+pid_t host_pid_from_proc() {
+  char buf[32] = {};
+  ssize_t n = ::readlink("/proc/self", buf, sizeof buf - 1);
+  int pid = n > 0 ? std::atoi(buf) : 0;
+  return pid > 0 ? pid : 0;
+}
 
 Status init_stage_one(linux::Sys& sys, InitConfig& cfg) {
   Phases t("init");

@@ -11,6 +11,10 @@ namespace berth::container::process {
 // The child's entry point; returns the exit status for _exit (only on failure).
 int init_main(InitConfig& cfg);
 
+// Our pid as the host sees it, read from /proc/self while /proc is still the host's
+// procfs (before the pivot, in a new pid namespace too); 0 when it cannot be read.
+pid_t host_pid_from_proc();
+
 // The init's sequences over the seam (init_main runs them with linux::real_sys(); tests
 // with a recording fake). Stage one: parent death signal, non-dumpable, wait for kGo,
 // namespace joins in plan order, a late user namespace (kMapIds), the other unshares,
