@@ -92,7 +92,7 @@ apt_install build/apt.log "${build_packages[@]}"
 count() {  # count <ctest log>: adds its totals
   local line
   line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$1" | tail -1)
-  if [ -z "$line" ]; then failed=$((failed + 1)); return; fi
+  if [ -z "$line" ]; then failed=$((failed + 1)); failures+=("$1: no ctest summary (ctest itself failed)"); return; fi
   local total fails
   fails=$(sed -E 's/.*passed, ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$line")
   total=$(sed -E 's/.*passed, ([0-9]+) tests failed out of ([0-9]+).*/\2/' <<<"$line")
@@ -111,12 +111,21 @@ slowest_tests() {  # slowest_tests <ctest log> <title>: the 25 slowest, kept for
   printf '\n%s\n%s\n' "${slowest[@]: -2}"
 }
 
+failures=()
+failed_tests() {  # failed_tests <ctest log> <title>: names what failed, kept for the summary
+  local names
+  names=$(sed -n '/^The following tests FAILED:/,/^[^[:space:]]/p' "$1" | grep -E '^[[:space:]]+[0-9]+ - ')
+  [ -n "$names" ] && failures+=("$2:" "$names")
+  return 0
+}
+
 ctest_run() {  # ctest_run <build dir> <log name> <title> ctest args...: runs, counts, reports
   local dir=$1 log=$1/$2 title=$3
   shift 3
   ctest --test-dir "$dir" --output-on-failure --output-junit "$(basename "$log" .log).xml" "$@" 2>&1 |
     tee "$log"
   count "$log"
+  failed_tests "$log" "$title"
   slowest_tests "$log" "$title"
 }
 
@@ -217,7 +226,11 @@ step "libFuzzer build (what was left of it), then the targets, ${fuzz_seconds}s 
 bg_build_wait "$fuzz_build" build/fuzz-build.log
 # A fixed seed: this bounded run is a regression check that gives the same verdict on the
 # same tree. Finding new bugs is the long campaigns' job (docs/reliability.md).
-if BERTH_FUZZ_ARGS="-seed=${BERTH_FUZZ_SEED:-1} ${BERTH_FUZZ_ARGS:-}" tests/fuzz/run-fuzzers.sh build-fuzz "$fuzz_seconds"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+if BERTH_FUZZ_ARGS="-seed=${BERTH_FUZZ_SEED:-1} ${BERTH_FUZZ_ARGS:-}" tests/fuzz/run-fuzzers.sh build-fuzz "$fuzz_seconds"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); failures+=("fuzzing:" "  tests/fuzz/run-fuzzers.sh (its output above)")
+fi
 
 step "summary"
 step_name=""
@@ -225,6 +238,8 @@ echo "where the time went (wall, $jobs CPUs; load average at the end: $(cut -d' 
 printf '%s\n' "${timings[@]}"
 printf '%5d s  in all\n' $(($(date +%s) - run_start))
 printf '\n%s\n' "${slowest[@]}"
+# Last, next to the counts: the tail of this output is often all a reader gets.
+if [ "${#failures[@]}" -gt 0 ]; then printf '\nwhat failed:\n'; printf '%s\n' "${failures[@]}"; fi
 echo
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
