@@ -5,7 +5,7 @@
 # Soft-RoCE under qemu), ecosystem (containerd, Docker, podman, the CRI path), security (the
 # attack suite) — then the unit, integration, security and reliability suites again under
 # ASan+UBSan, and the libFuzzer targets for a bounded time. Tests labelled `full` (a suite's
-# complete run, whose representative subset CI runs) are left out: docs/testing.md. Ends with "N passed, N failed", after a report of
+# complete run, whose representative subset CI runs) are left out: docs/testing.md. Ends with "N passed, N failed" (skips counted apart, the line before), after a report of
 # where the time went: each step's wall time and the 25 slowest tests of each ctest run.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +15,7 @@ jobs=$(nproc)
 fuzz_seconds=${BERTH_FUZZ_SECONDS:-10}   # per target; 13 targets (tests/fuzz/fuzz_*.cc)
 passed=0
 failed=0
+skipped=0   # a skip is neither: it names its absence (no 32-bit syscall entry, ...) in the log
 run_start=$(date +%s)
 step_name=""
 step_start=0
@@ -89,6 +90,7 @@ apt-get update -q >/dev/null
 apt_install build/apt.log "${build_packages[@]}"
 
 # ---------------------------------------------------------------- helpers
+skips_seen=()
 count() {  # count <ctest log>: adds its totals
   local line
   line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$1" | tail -1)
@@ -96,8 +98,14 @@ count() {  # count <ctest log>: adds its totals
   local total fails
   fails=$(sed -E 's/.*passed, ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$line")
   total=$(sed -E 's/.*passed, ([0-9]+) tests failed out of ([0-9]+).*/\2/' <<<"$line")
-  passed=$((passed + total - fails))
+  local skips
+  skips=$(sed -n '/^The following tests did not run:/,/^[^[:space:]]/p' "$1" | grep -cE '^[[:space:]]+[0-9]+ - ')
+  passed=$((passed + total - fails - skips))
   failed=$((failed + fails))
+  skipped=$((skipped + skips))
+  [ "$skips" -gt 0 ] && skips_seen+=("$1:" "$(sed -n '/^The following tests did not run:/,/^[^[:space:]]/p' "$1" |
+    grep -E '^[[:space:]]+[0-9]+ - ')")
+  return 0
 }
 
 slowest=()
@@ -239,7 +247,9 @@ printf '%s\n' "${timings[@]}"
 printf '%5d s  in all\n' $(($(date +%s) - run_start))
 printf '\n%s\n' "${slowest[@]}"
 # Last, next to the counts: the tail of this output is often all a reader gets.
+if [ "${#skips_seen[@]}" -gt 0 ]; then printf '\nskipped (each says why in its log):\n'; printf '%s\n' "${skips_seen[@]}"; fi
 if [ "${#failures[@]}" -gt 0 ]; then printf '\nwhat failed:\n'; printf '%s\n' "${failures[@]}"; fi
 echo
+echo "$skipped skipped, counted as neither"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
