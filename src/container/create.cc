@@ -296,15 +296,11 @@ bool direct_possible(const Creation& c, const container::BuiltInit& b) {
 Status expect_execve(int sock) {
   bool ready = false;
   while (true) {
-    char b;
-    ssize_t n;
-    do n = ::recv(sock, &b, 1, MSG_PEEK); while (n < 0 && errno == EINTR);
-    if (n == 0 && ready) return ok();
-    if (n == 0) return Error::generic("container init exited before it started its process");
-    if (n < 0) return Error::sys(errno, "sync: receive");
-    BERTH_ASSIGN(Message m, container::process::receive(sock));
-    if (m.type == Msg::kError) return container::process::to_error(m);
-    if (m.type != Msg::kReady || ready) return Error::generic("sync: unexpected message from the container init");
+    BERTH_ASSIGN(auto m, container::process::receive_or_eof(sock));
+    if (!m && ready) return ok();
+    if (!m) return Error::generic("container init exited before it started its process");
+    if (m->type == Msg::kError) return container::process::to_error(*m);
+    if (m->type != Msg::kReady || ready) return Error::generic("sync: unexpected message from the container init");
     ready = true;
   }
 }

@@ -303,19 +303,15 @@ Status converse(Running& r, const ExecOptions& o, const TenantConfig& t) {
   peer.seccomp = t.payload.seccomp ? &*t.payload.seccomp : nullptr;
   peer.state_json = [&t] { return oci_state_json(t.payload.state, false); };
   while (true) {
-    char b;
-    ssize_t n;
-    do n = ::recv(sock, &b, 1, MSG_PEEK); while (n < 0 && errno == EINTR);
-    if (n == 0 && !r.adopted) return Error::generic("exec: the tenant exited before it reported the process");
-    if (n == 0) return ok();
-    if (n < 0) return Error::sys(errno, "sync: receive");
-    BERTH_ASSIGN(Message m, container::process::receive(sock));
-    switch (m.type) {
+    BERTH_ASSIGN(auto m, container::process::receive_or_eof(sock));
+    if (!m && !r.adopted) return Error::generic("exec: the tenant exited before it reported the process");
+    if (!m) return ok();
+    switch (m->type) {
       case Msg::kPid:
-        BERTH_TRY(adopt(r, m));
+        BERTH_TRY(adopt(r, *m));
         break;
       default:  // kConsole, kSeccompFd, kError
-        BERTH_TRY(container::answer_common(peer, sock, r.tenant.pid(), m));
+        BERTH_TRY(container::answer_common(peer, sock, r.tenant.pid(), *m));
     }
   }
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "berth/result.h"
@@ -44,6 +45,8 @@ Status send(int sock, Msg type, int64_t value = 0, const std::string& text = "",
 Status send_error(int sock, const Error& e);
 // EOF (the peer exited) is an error mentioning it.
 Result<Message> receive(int sock);
+// The same, where EOF is an answer (the peer's execve closed its end): nothing then.
+Result<std::optional<Message>> receive_or_eof(int sock);
 // Turns a kError message back into an Error.
 Error to_error(const Message& m);
 

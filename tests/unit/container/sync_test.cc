@@ -26,5 +26,26 @@ TEST(Sync, AnErrorSentBeforeTheInitLeftSurvivesOurUnreadMessage) {
   EXPECT_EQ(end.error().message(), "container init exited during setup");
 }
 
+// Where the peer's end closing is an answer (a direct init's or an exec process's execve):
+// its messages first, each once, then nothing, and the same reset before them as above.
+TEST(Sync, ReceiveOrEofReadsWhatWasSentThenTheEnd) {
+  auto pair = sync_pair();
+  ASSERT_TRUE(pair);
+  UniqueFd runtime = std::move(pair->first), init = std::move(pair->second);
+  ASSERT_TRUE(send(init.get(), Msg::kReady, 7));
+  ASSERT_TRUE(send(runtime.get(), Msg::kSettled));  // never read: a reset is pending
+  init.reset();
+  auto ready = receive_or_eof(runtime.get());
+  ASSERT_TRUE(ready) << ready.error().message();
+  ASSERT_TRUE(ready->has_value());
+  EXPECT_EQ((*ready)->type, Msg::kReady);
+  EXPECT_EQ((*ready)->value, 7);
+  for (int i = 0; i < 2; ++i) {
+    auto end = receive_or_eof(runtime.get());
+    ASSERT_TRUE(end) << end.error().message();
+    EXPECT_FALSE(end->has_value());
+  }
+}
+
 }  // namespace
 }  // namespace berth::container::process
