@@ -103,6 +103,7 @@ void kill_init(Creation& c) {
 Status record_pid(Creation& c, pid_t pid) {
   c.init_pid = pid;
   c.record.pid = pid;
+  c.record.setting_up = true;  // until the init's kReady (or the execve of a direct one)
   auto st = linux::read_proc_stat(pid);
   if (st) c.record.pid_start_time = st->start_time;
   return c.dir->write_record(c.record);
@@ -402,6 +403,7 @@ Status create_steps(Creation& c) {
     devices::fill_ldconfig_cache(*built->ldconfig_fill);
     t.mark("ldconfig cache filled");
   }
+  c.record.setting_up = false;
   BERTH_TRY(c.dir->write_record(c.record));
   BERTH_TRY(container::publish_process(c.o.pid_file, c.o.pidfd_socket, c.init_pid, c.init_pidfd.get()));
   t.mark("finish");

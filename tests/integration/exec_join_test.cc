@@ -196,5 +196,37 @@ TEST(ExecJoin, CreatedContainerAcceptsExec) {
   EXPECT_NE(berth({"state", "b-created"}).out.find("\"created\""), std::string::npos);
 }
 
+// create records its init while the init still sets up: in its new mount namespace but
+// before pivot_root, the host's filesystem still its root. An exec joining it there would
+// run on the host's files. A createRuntime hook (run in that window) tries: the container
+// is "creating", with its pid, and exec refuses.
+TEST(ExecJoin, ContainerStillSettingUpIsRefused) {
+  Runtime berth;
+  Bundle b;
+  std::string out = b.path() + "/from-the-hook";
+  std::string cli = "'" + berth.binary() + "' --root '" + berth.root() + "' ";
+  spec::Hook h;
+  h.path = "/bin/sh";
+  h.args = {"sh", "-c", cli + "exec b-setting-up ls / > " + out + ".exec 2>&1; echo $? > " + out + ".rc; " + cli +
+                            "state b-setting-up > " + out + ".state 2>&1"};
+  b.spec().hooks = spec::Hooks{};
+  b.spec().hooks->create_runtime = {h};
+  b.spec().process->args = {"sleep", "1000"};
+  b.spec().linux->cgroups_path = "/berth-test/b-setting-up";
+  b.write();
+  auto created = berth({"create", "--bundle", b.path(), "b-setting-up"});
+  ASSERT_EQ(created.code, 0) << created.err;
+  EXPECT_EQ(read_text(out + ".rc"), "255\n") << read_text(out + ".exec");
+  EXPECT_NE(read_text(out + ".exec").find("container not running"), std::string::npos) << read_text(out + ".exec");
+  std::string state = read_text(out + ".state");
+  EXPECT_NE(state.find("\"status\": \"creating\""), std::string::npos) << state;
+  EXPECT_EQ(state.find("\"pid\": 0,"), std::string::npos) << state;
+  // Once create is done: created, and exec works.
+  EXPECT_NE(berth({"state", "b-setting-up"}).out.find("\"created\""), std::string::npos);
+  auto r = berth({"exec", "b-setting-up", "echo", "hi"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "hi\n");
+}
+
 }  // namespace
 }  // namespace berth::test

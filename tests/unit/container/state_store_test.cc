@@ -11,6 +11,8 @@
 #include <fstream>
 
 #include "container/record.h"
+#include "container/status.h"
+#include "linux/proc.h"
 
 namespace berth::container {
 namespace {
@@ -63,6 +65,38 @@ TEST_F(StateStoreTest, CreateOpenRemoveWithRuncTexts) {
   EXPECT_EQ(store->list_ids().value(), std::vector<std::string>{"c1"});
   ASSERT_TRUE(store->remove("c1").ok());
   EXPECT_TRUE(store->list_ids()->empty());
+}
+
+// create records its init before the init has set up (its rootfs not yet its root): such a
+// container is "creating", whatever else holds, until the record says it is set up. A
+// record of an older berth has no settingUp key and reads as set up.
+TEST_F(StateStoreTest, AnInitStillSettingUpIsCreating) {
+  auto store = StateStore::open(root_);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  auto dir = store->create("c1");
+  ASSERT_TRUE(dir.ok());
+  ContainerRecord r;
+  r.id = "c1";
+  r.pid = ::getpid();  // alive, with no exec.fifo and no cgroup: running once set up
+  auto stat = linux::read_proc_stat(r.pid);
+  ASSERT_TRUE(stat.ok());
+  r.pid_start_time = stat->start_time;
+  r.setting_up = true;
+  ASSERT_TRUE(dir->write_record(r).ok());
+  auto back = dir->read_record();
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_TRUE(back->setting_up);
+  EXPECT_EQ(derive_status(*dir, *back), ContainerStatus::kCreating);
+  r.setting_up = false;
+  ASSERT_TRUE(dir->write_record(r).ok());
+  EXPECT_EQ(derive_status(*dir, *dir->read_record()), ContainerStatus::kRunning);
+  EXPECT_EQ(record_to_json(r).find("settingUp"), std::string::npos);
+  auto old = record_from_json("{\"id\":\"c1\",\"pid\":7}", "state.json");
+  ASSERT_TRUE(old.ok()) << old.error().message();
+  EXPECT_FALSE(old->setting_up);
+  r.pid_start_time += 1;  // a dead init (or a pid reused) is stopped, set up or not
+  r.setting_up = true;
+  EXPECT_EQ(derive_status(*dir, r), ContainerStatus::kStopped);
 }
 
 // start and delete read one kind of hooks from the config copy, and parse the copy only
