@@ -11,6 +11,10 @@
 #   cfg BUNDLE FILTER [JQ-ARG...]  edit BUNDLE/config.json in place with jq (run-suite.sh
 #                              carries jq), e.g. cfg "$b" '.process.args=[$a]' --arg a x
 #   sysfs_dev_matches NODE SYSFS_DEV_FILE   NODE is a char device with the "MAJ:MIN" of the file
+#   wait_for_gid0 DEV NETDEV   until DEV's GID 0 (NETDEV's IPv6 link-local address) is set and
+#                              past duplicate address detection; 30 s at most
+#   rc_pingpong DEV ITERS      ibv_rc_pingpong server and client on DEV here; sets pp_out
+#                              (the client's output) and pp_server_rc; fails after 3 tries
 #
 # The runtime under test is $RUNTIME (run-suite.sh sets it; default runc). Call iproute2 as
 # /usr/sbin/ip: busybox sh runs its own applets (ip included) before searching PATH.
@@ -68,4 +72,42 @@ sysfs_dev_matches() {
   want=$(cat "$2") || return 1
   got=$(dev_majmin "$1")
   [ "$want" = "$got" ] || { echo "    $1 is $got, $2 says $want" >&2; return 1; }
+}
+
+wait_for_gid0() {
+  gid_i=0
+  while { [ "$(cat "/sys/class/infiniband/$1/ports/1/gids/0")" = 0000:0000:0000:0000:0000:0000:0000:0000 ] ||
+          [ -n "$(/usr/sbin/ip -6 addr show dev "$2" tentative)" ]; } && [ $gid_i -lt 300 ]; do
+    sleep 0.1; gid_i=$((gid_i + 1))
+  done
+}
+
+# tcp_listening PORT_HEX: some socket here listens on that TCP port (IPv4 or IPv6)
+tcp_listening() {
+  cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -Eq "^ *[0-9]+: [0-9A-F]+:$1 [0-9A-F]+:[0-9A-F]+ 0A "
+}
+
+# The pingpong server serves one client and exits, also when that client fails midway (a
+# QP that could not reach RTR): a retry needs a fresh server, never a second client. And the
+# server's start alone takes seconds in an emulated guest on a busy host, so each try waits
+# until it listens (port 18515, 4853 in hex) rather than for a fixed time. timeout bounds a
+# side that would wait for a peer gone.
+rc_pingpong() {
+  pp_out="" pp_server_rc=1
+  for pp_try in 1 2 3; do
+    timeout 120 ibv_rc_pingpong -d "$1" -g 0 -n "$2" > /tmp/pp-server.log 2>&1 &
+    pp_srv=$!
+    pp_i=0
+    until tcp_listening 4853 || ! kill -0 $pp_srv 2>/dev/null || [ $pp_i -ge 600 ]; do
+      sleep 0.1; pp_i=$((pp_i + 1))
+    done
+    pp_out=$(timeout 60 ibv_rc_pingpong -d "$1" -g 0 -n "$2" 127.0.0.1 2>&1)
+    pp_rc=$?
+    [ $pp_rc = 0 ] || kill $pp_srv 2>/dev/null
+    wait $pp_srv; pp_server_rc=$?
+    [ $pp_rc = 0 ] && return 0
+    echo "# rc_pingpong try $pp_try failed (client $pp_rc, server $pp_server_rc):"
+    printf '%s\n' "$pp_out" /tmp/pp-server.log: "$(cat /tmp/pp-server.log)" | sed 's/^/#   /'
+  done
+  return 1
 }

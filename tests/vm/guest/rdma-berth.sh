@@ -17,9 +17,7 @@ check_match "rdma netns mode is shared" '^netns shared' "$(rdma system show 2>&1
 check "veth pair" $IP link add veth0 type veth peer name veth1
 $IP link set veth0 up && $IP link set veth1 up
 check "rdma link add rxe0 type rxe netdev veth0" rdma link add rxe0 type rxe netdev veth0
-i=0   # GID 0 (veth0's link-local address) appears once IPv6 configured the link
-while [ "$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)" = 0000:0000:0000:0000:0000:0000:0000:0000 ] &&
-      [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+wait_for_gid0 rxe0 veth0
 uv=$(cat /sys/class/infiniband_verbs/uverbs0/dev)
 cm=$(cat /sys/class/misc/rdma_cm/dev)
 hex() { printf '%x:%x' "${1%:*}" "${1#*:}"; }
@@ -45,10 +43,15 @@ probe='ls /dev/infiniband
   ibv_devices
   ibv_devinfo -d rxe0 | grep -E "state:"
   ip link set lo up
-  ibv_rc_pingpong -d rxe0 -g 0 -n 20 > /dev/shm/srv.log 2>&1 & s=$!
-  i=0; until ibv_rc_pingpong -d rxe0 -g 0 -n 20 127.0.0.1 > /dev/shm/cli.log 2>&1; do
-    i=$((i + 1)); [ $i -ge 10 ] && kill $s; [ $i -ge 10 ] && break; sleep 0.5; done
-  wait $s; echo server_rc=$?; cat /dev/shm/cli.log'
+  for try in 1 2 3; do
+    timeout 120 ibv_rc_pingpong -d rxe0 -g 0 -n 20 > /dev/shm/srv.log 2>&1 & s=$!
+    i=0; until cat /proc/net/tcp /proc/net/tcp6 | grep -Eq "^ *[0-9]+: [0-9A-F]+:4853 [0-9A-F]+:[0-9A-F]+ 0A " ||
+      ! kill -0 $s || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+    timeout 60 ibv_rc_pingpong -d rxe0 -g 0 -n 20 127.0.0.1 > /dev/shm/cli.log 2>&1; c=$?
+    [ $c = 0 ] || kill $s 2>/dev/null; wait $s; r=$?
+    [ $c = 0 ] && break; echo "try $try: client $c server $r"; cat /dev/shm/srv.log
+  done
+  echo server_rc=$r; cat /dev/shm/cli.log'
 
 # --- 1. everything the annotation gives, with limits
 b=$(verbs_bundle rdma-all) || { not_ok "bundle with ibverbs"; done_testing; }

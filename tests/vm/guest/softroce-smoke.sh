@@ -40,19 +40,10 @@ check_match "ibv_devinfo: port 1 PORT_ACTIVE" 'state:[[:space:]]+PORT_ACTIVE' "$
 
 # data over an RC queue pair: both ends on rxe0 (rxe loops its own GID back), GID 0 is the
 # IPv6 link-local address of veth0; the QP numbers travel over TCP on 127.0.0.1
-i=0
-while [ "$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)" = 0000:0000:0000:0000:0000:0000:0000:0000 ] &&
-      [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-ibv_rc_pingpong -d rxe0 -g 0 -n 20 > /tmp/pp-server.log 2>&1 &
-srv=$!
-i=0
-until out=$(ibv_rc_pingpong -d rxe0 -g 0 -n 20 127.0.0.1 2>&1); do
-  i=$((i + 1)); [ $i -ge 10 ] && break; sleep 0.5   # the server may not listen yet
-done
-case $out in *" iters in "*) ;; *) kill $srv 2>/dev/null ;; esac   # never wait forever
-wait $srv; src=$?
-check_match "ibv_rc_pingpong client moved 20 iterations" '^20 iters in ' "$out"
-check_eq "ibv_rc_pingpong server exits 0" 0 "$src"
+wait_for_gid0 rxe0 veth0
+rc_pingpong rxe0 20
+check_match "ibv_rc_pingpong client moved 20 iterations" '^20 iters in ' "$pp_out"
+check_eq "ibv_rc_pingpong server exits 0" 0 "$pp_server_rc"
 
 # --- rdma cgroup
 C=/sys/fs/cgroup
