@@ -21,9 +21,6 @@ struct ContainerRecord {
   std::string id;
   int pid = 0;                    // init, 0 while creating
   uint64_t pid_start_time = 0;    // /proc/<pid>/stat starttime: a reused pid is not ours
-  // The init is recorded while it still sets up (its rootfs not yet its root): until its
-  // kReady the container is "creating", and exec, which would join it there, refuses.
-  bool setting_up = false;
   std::string bundle;             // absolute
   std::string rootfs;             // absolute
   std::string created;            // RFC 3339 with nanoseconds

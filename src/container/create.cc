@@ -103,9 +103,11 @@ void kill_init(Creation& c) {
 Status record_pid(Creation& c, pid_t pid) {
   c.init_pid = pid;
   c.record.pid = pid;
-  c.record.setting_up = true;  // until the init's kReady (or the execve of a direct one)
   auto st = linux::read_proc_stat(pid);
   if (st) c.record.pid_start_time = st->start_time;
+  // Marked first: no one sees the pid without it. Cleared at the init's kReady (a direct
+  // init's execve), below.
+  BERTH_TRY(c.dir->mark_setting_up());
   return c.dir->write_record(c.record);
 }
 
@@ -403,8 +405,8 @@ Status create_steps(Creation& c) {
     devices::fill_ldconfig_cache(*built->ldconfig_fill);
     t.mark("ldconfig cache filled");
   }
-  c.record.setting_up = false;
   BERTH_TRY(c.dir->write_record(c.record));
+  BERTH_TRY(c.dir->clear_setting_up());
   BERTH_TRY(container::publish_process(c.o.pid_file, c.o.pidfd_socket, c.init_pid, c.init_pidfd.get()));
   t.mark("finish");
   return ok();

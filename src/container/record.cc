@@ -13,7 +13,6 @@ template <class V> void visit(V& v, ContainerRecord& r) {
   v("id", r.id, kAlways);
   v("pid", r.pid, kAlways);
   v("pidStartTime", r.pid_start_time, kAlways);
-  v("settingUp", r.setting_up);  // absent (false) in the records of an older berth
   v("bundle", r.bundle, kAlways);
   v("rootfs", r.rootfs, kAlways);
   v("created", r.created, kAlways);

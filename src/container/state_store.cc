@@ -20,6 +20,7 @@ namespace {
 constexpr const char* kRecordFile = "state.json";
 constexpr const char* kConfigFile = "config.json";
 constexpr const char* kFifoFile = "exec.fifo";
+constexpr const char* kSettingUpFile = "setting-up";
 // The record carries the config's annotations, so it may be as large as the config.json it
 // came from (create reads up to 64 MiB): a 1 MiB cap made a container created from a
 // 10 MiB config unreadable, and so impossible to start or delete.
@@ -129,6 +130,26 @@ Status ContainerDir::write_config(const spec::Spec& spec) {
 bool ContainerDir::has_fifo() const {
   struct stat st;
   return ::fstatat(dirfd_.get(), kFifoFile, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+Status ContainerDir::mark_setting_up() {
+  if (marked_setting_up_) return ok();
+  UniqueFd fd(::openat(dirfd_.get(), kSettingUpFile, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return Error::sys(errno, std::string("create ") + kSettingUpFile + " of " + id_);
+  marked_setting_up_ = true;
+  return ok();
+}
+
+Status ContainerDir::clear_setting_up() {
+  if (::unlinkat(dirfd_.get(), kSettingUpFile, 0) < 0 && errno != ENOENT)
+    return Error::sys(errno, std::string("remove ") + kSettingUpFile + " of " + id_);
+  marked_setting_up_ = false;
+  return ok();
+}
+
+bool ContainerDir::setting_up() const {
+  struct stat st;
+  return ::fstatat(dirfd_.get(), kSettingUpFile, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 Result<StateStore> StateStore::open(const std::string& root) {

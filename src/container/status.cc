@@ -14,7 +14,7 @@ namespace berth::container {
 ContainerStatus derive_status(const ContainerDir& dir, const ContainerRecord& r) {
   if (r.pid == 0) return ContainerStatus::kCreating;
   if (!linux::process_alive(r.pid, r.pid_start_time)) return ContainerStatus::kStopped;
-  if (r.setting_up) return ContainerStatus::kCreating;
+  if (dir.setting_up()) return ContainerStatus::kCreating;
   // Frozen first: a created container can be paused too, and runc then says "paused"
   // (start refuses it, kill KILL thaws it, resume makes it "created" again).
   if (cgroups_frozen(r.cgroup_paths)) return ContainerStatus::kPaused;

@@ -68,8 +68,8 @@ TEST_F(StateStoreTest, CreateOpenRemoveWithRuncTexts) {
 }
 
 // create records its init before the init has set up (its rootfs not yet its root): such a
-// container is "creating", whatever else holds, until the record says it is set up. A
-// record of an older berth has no settingUp key and reads as set up.
+// container is "creating", whatever else holds, while its directory holds the setting-up
+// mark, which create makes before the pid is recorded and removes at the init's kReady.
 TEST_F(StateStoreTest, AnInitStillSettingUpIsCreating) {
   auto store = StateStore::open(root_);
   ASSERT_TRUE(store.ok()) << store.error().message();
@@ -81,22 +81,20 @@ TEST_F(StateStoreTest, AnInitStillSettingUpIsCreating) {
   auto stat = linux::read_proc_stat(r.pid);
   ASSERT_TRUE(stat.ok());
   r.pid_start_time = stat->start_time;
-  r.setting_up = true;
+  ASSERT_TRUE(dir->mark_setting_up().ok());
+  ASSERT_TRUE(dir->mark_setting_up().ok());  // once is enough, twice is no error
   ASSERT_TRUE(dir->write_record(r).ok());
-  auto back = dir->read_record();
-  ASSERT_TRUE(back.ok()) << back.error().message();
-  EXPECT_TRUE(back->setting_up);
-  EXPECT_EQ(derive_status(*dir, *back), ContainerStatus::kCreating);
-  r.setting_up = false;
-  ASSERT_TRUE(dir->write_record(r).ok());
-  EXPECT_EQ(derive_status(*dir, *dir->read_record()), ContainerStatus::kRunning);
-  EXPECT_EQ(record_to_json(r).find("settingUp"), std::string::npos);
-  auto old = record_from_json("{\"id\":\"c1\",\"pid\":7}", "state.json");
-  ASSERT_TRUE(old.ok()) << old.error().message();
-  EXPECT_FALSE(old->setting_up);
+  auto other = store->open_container("c1");  // what exec or state sees
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->setting_up());
+  EXPECT_EQ(derive_status(*other, *other->read_record()), ContainerStatus::kCreating);
+  ASSERT_TRUE(dir->clear_setting_up().ok());
+  ASSERT_TRUE(dir->clear_setting_up().ok());  // already gone: no error
+  EXPECT_FALSE(other->setting_up());
+  EXPECT_EQ(derive_status(*other, *other->read_record()), ContainerStatus::kRunning);
   r.pid_start_time += 1;  // a dead init (or a pid reused) is stopped, set up or not
-  r.setting_up = true;
-  EXPECT_EQ(derive_status(*dir, r), ContainerStatus::kStopped);
+  ASSERT_TRUE(dir->mark_setting_up().ok());
+  EXPECT_EQ(derive_status(*other, r), ContainerStatus::kStopped);
 }
 
 // start and delete read one kind of hooks from the config copy, and parse the copy only
