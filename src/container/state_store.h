@@ -43,7 +43,7 @@ class ContainerDir {
   // file "setting-up" says so until its kReady, the container is "creating" meanwhile, and
   // exec, which would join it there, refuses. A file, not a field of state.json: made
   // once and removed with one unlink, where a state.json rewrite on a disk-backed /run
-  // started writeback (0.5-0.8 ms on create's way; docs/performance.md).
+  // started writeback (0.8 ms more for a Docker-shaped create; docs/performance.md).
   Status mark_setting_up();
   Status clear_setting_up();
   bool setting_up() const;
