@@ -133,17 +133,14 @@ bool ContainerDir::has_fifo() const {
 }
 
 Status ContainerDir::mark_setting_up() {
-  if (marked_setting_up_) return ok();
   UniqueFd fd(::openat(dirfd_.get(), kSettingUpFile, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) return Error::sys(errno, std::string("create ") + kSettingUpFile + " of " + id_);
-  marked_setting_up_ = true;
   return ok();
 }
 
 Status ContainerDir::clear_setting_up() {
   if (::unlinkat(dirfd_.get(), kSettingUpFile, 0) < 0 && errno != ENOENT)
     return Error::sys(errno, std::string("remove ") + kSettingUpFile + " of " + id_);
-  marked_setting_up_ = false;
   return ok();
 }
 

@@ -44,6 +44,7 @@ class ContainerDir {
   // exec, which would join it there, refuses. A file, not a field of state.json: made
   // once and removed with one unlink, where a state.json rewrite on a disk-backed /run
   // started writeback (0.8 ms more for a Docker-shaped create; docs/performance.md).
+  // Marking again (a second stage's pid) or clearing an absent mark is no error.
   Status mark_setting_up();
   Status clear_setting_up();
   bool setting_up() const;
@@ -52,7 +53,6 @@ class ContainerDir {
   std::string id_;
   std::string path_;
   UniqueFd dirfd_;
-  bool marked_setting_up_ = false;
   std::string last_record_;  // what write_record last put on disk: an unchanged record is not rewritten
 };
 
