@@ -90,6 +90,10 @@ apt-get update -q >/dev/null
 apt_install build/apt.log "${build_packages[@]}"
 
 # ---------------------------------------------------------------- helpers
+ctest_listed() {  # ctest_listed <ctest log> <heading>: the "  N - name (why)" lines under it
+  sed -n "/^$2\$/,/^[^[:space:]]/p" "$1" | grep -E '^[[:space:]]+[0-9]+ - '
+}
+
 skips_seen=()
 count() {  # count <ctest log>: adds its totals
   local line
@@ -98,14 +102,12 @@ count() {  # count <ctest log>: adds its totals
   local total fails
   fails=$(sed -E 's/.*passed, ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$line")
   total=$(sed -E 's/.*passed, ([0-9]+) tests failed out of ([0-9]+).*/\2/' <<<"$line")
-  local skips
-  skips=$(sed -n '/^The following tests did not run:/,/^[^[:space:]]/p' "$1" | grep -cE '^[[:space:]]+[0-9]+ - ')
+  local names skips=0
+  names=$(ctest_listed "$1" "The following tests did not run:")
+  [ -n "$names" ] && skips=$(wc -l <<<"$names") && skips_seen+=("$1:" "$names")
   passed=$((passed + total - fails - skips))
   failed=$((failed + fails))
   skipped=$((skipped + skips))
-  [ "$skips" -gt 0 ] && skips_seen+=("$1:" "$(sed -n '/^The following tests did not run:/,/^[^[:space:]]/p' "$1" |
-    grep -E '^[[:space:]]+[0-9]+ - ')")
-  return 0
 }
 
 slowest=()
@@ -122,7 +124,7 @@ slowest_tests() {  # slowest_tests <ctest log> <title>: the 25 slowest, kept for
 failures=()
 failed_tests() {  # failed_tests <ctest log> <title>: names what failed, kept for the summary
   local names
-  names=$(sed -n '/^The following tests FAILED:/,/^[^[:space:]]/p' "$1" | grep -E '^[[:space:]]+[0-9]+ - ')
+  names=$(ctest_listed "$1" "The following tests FAILED:")
   [ -n "$names" ] && failures+=("$2:" "$names")
   return 0
 }
