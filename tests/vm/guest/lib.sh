@@ -14,7 +14,9 @@
 #   wait_for_gid0 DEV NETDEV   until DEV's GID 0 (NETDEV's IPv6 link-local address) is set and
 #                              past duplicate address detection; 30 s at most
 #   rc_pingpong DEV ITERS      ibv_rc_pingpong server and client on DEV here; sets pp_out
-#                              (the client's output) and pp_server_rc; fails after 3 tries
+#                              (the client's output) and pp_server_rc; fails after 3 tries.
+#                              The server's log goes to ${PP_LOG_DIR:-/tmp}. Containers
+#                              source a copy of this file for it (rdma-berth.sh)
 #
 # The runtime under test is $RUNTIME (run-suite.sh sets it; default runc). Call iproute2 as
 # /usr/sbin/ip: busybox sh runs its own applets (ip included) before searching PATH.
@@ -95,7 +97,7 @@ tcp_listening() {
 rc_pingpong() {
   pp_out="" pp_server_rc=1
   for pp_try in 1 2 3; do
-    timeout 120 ibv_rc_pingpong -d "$1" -g 0 -n "$2" > /tmp/pp-server.log 2>&1 &
+    timeout 120 ibv_rc_pingpong -d "$1" -g 0 -n "$2" > "${PP_LOG_DIR:-/tmp}/pp-server.log" 2>&1 &
     pp_srv=$!
     pp_i=0
     until tcp_listening 4853 || ! kill -0 $pp_srv 2>/dev/null || [ $pp_i -ge 600 ]; do
@@ -107,7 +109,7 @@ rc_pingpong() {
     wait $pp_srv; pp_server_rc=$?
     [ $pp_rc = 0 ] && return 0
     echo "# rc_pingpong try $pp_try failed (client $pp_rc, server $pp_server_rc):"
-    printf '%s\n' "$pp_out" /tmp/pp-server.log: "$(cat /tmp/pp-server.log)" | sed 's/^/#   /'
+    printf '%s\n' "$pp_out" server: "$(cat "${PP_LOG_DIR:-/tmp}/pp-server.log")" | sed 's/^/#   /'
   done
   return 1
 }

@@ -32,6 +32,7 @@ verbs_bundle() { # NAME
     cp -a /etc/libibverbs.d "$r/etc/" || return 1
   [ -e "$r/lib64" ] || ln -s usr/lib64 "$r/lib64"
   for t in ibv_devices ibv_devinfo ibv_rc_pingpong; do cp /usr/bin/$t "$r/usr/bin/" || return 1; done
+  cp /vm/lib.sh "$r/vm-lib.sh" || return 1   # rc_pingpong, inside
   echo "$b"
 }
 
@@ -43,15 +44,8 @@ probe='ls /dev/infiniband
   ibv_devices
   ibv_devinfo -d rxe0 | grep -E "state:"
   ip link set lo up
-  for try in 1 2 3; do
-    timeout 120 ibv_rc_pingpong -d rxe0 -g 0 -n 20 > /dev/shm/srv.log 2>&1 & s=$!
-    i=0; until cat /proc/net/tcp /proc/net/tcp6 | grep -Eq "^ *[0-9]+: [0-9A-F]+:4853 [0-9A-F]+:[0-9A-F]+ 0A " ||
-      ! kill -0 $s || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
-    timeout 60 ibv_rc_pingpong -d rxe0 -g 0 -n 20 127.0.0.1 > /dev/shm/cli.log 2>&1; c=$?
-    [ $c = 0 ] || kill $s 2>/dev/null; wait $s; r=$?
-    [ $c = 0 ] && break; echo "try $try: client $c server $r"; cat /dev/shm/srv.log
-  done
-  echo server_rc=$r; cat /dev/shm/cli.log'
+  . /vm-lib.sh; PP_LOG_DIR=/dev/shm; rc_pingpong rxe0 20
+  echo server_rc=$pp_server_rc; echo "$pp_out"'
 
 # --- 1. everything the annotation gives, with limits
 b=$(verbs_bundle rdma-all) || { not_ok "bundle with ibverbs"; done_testing; }
