@@ -13,6 +13,7 @@
 #include "container/record.h"
 #include "linux/paths.h"
 #include "util/file.h"
+#include "util/trusted_path.h"
 
 namespace berth::container {
 namespace {
@@ -26,20 +27,23 @@ constexpr const char* kSettingUpFile = "setting-up";
 // 10 MiB config unreadable, and so impossible to start or delete.
 constexpr size_t kMaxRecordBytes = 64u << 20;
 
+// issue 31: a state root or container directory that anyone but the caller can write is
+// not the caller's record. Whoever can rename entries there swaps a container's directory
+// for a forged state.json and config.json, and root's `delete -f` then signals the pid they
+// name and runs their poststop hooks as uid 0 (runc 1.1.5 trusts any --root).
+trusted::WalkOptions root_walk(bool create) { return {"state root", ::geteuid(), create}; }
+
+Status check_container_dir(int fd, const std::string& path) {
+  struct stat st;
+  if (::fstat(fd, &st) < 0) return Error::sys(errno, "stat container directory " + path);
+  std::string problem = trusted::check_private(st, ::geteuid());
+  if (!problem.empty()) return Error::generic("container directory " + path + ": " + problem);
+  return ok();
+}
+
 bool id_char_ok(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '+' || c == '-' || c == '.';
-}
-
-// mkdir -p with mode for the missing components.
-Status mkdir_all(const std::string& path, mode_t mode) {
-  std::string cur;
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos != path.size() && path[pos] != '/') continue;
-    cur = path.substr(0, pos);
-    if (::mkdir(cur.c_str(), mode) < 0 && errno != EEXIST) return Error::sys(errno, "mkdir " + cur);
-  }
-  return ok();
 }
 
 // Removes everything under dirfd (one level of files plus nested dirs), never following links.
@@ -149,17 +153,16 @@ bool ContainerDir::setting_up() const {
   return ::fstatat(dirfd_.get(), kSettingUpFile, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+// The root and every directory above it are walked from "/" on fds and checked as they are
+// opened (util/trusted_path.h); the fd of the checked root is what every later call uses.
 Result<StateStore> StateStore::open(const std::string& root) {
-  BERTH_TRY(mkdir_all(root, 0700).context("create state root"));
-  UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd) return Error::sys(errno, "open state root " + root);
-  return StateStore(root, std::move(fd));
+  BERTH_ASSIGN(auto walked, trusted::open_dir(root, root_walk(true)));
+  return StateStore(root, std::move(walked.fd));
 }
 
 Result<StateStore> StateStore::open_existing(const std::string& root) {
-  UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd && errno != ENOENT) return Error::sys(errno, "open state root " + root);
-  return StateStore(root, std::move(fd));
+  BERTH_ASSIGN(auto walked, trusted::open_dir(root, root_walk(false)));
+  return StateStore(root, std::move(walked.fd));
 }
 
 Result<ContainerDir> StateStore::create(const std::string& id) {
@@ -170,6 +173,7 @@ Result<ContainerDir> StateStore::create(const std::string& id) {
   }
   UniqueFd dfd(::openat(fd_.get(), id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dfd) return Error::sys(errno, "open container directory " + id);
+  BERTH_TRY(check_container_dir(dfd.get(), root_ + "/" + id));
   return ContainerDir(id, root_ + "/" + id, std::move(dfd));
 }
 
@@ -191,6 +195,7 @@ Result<ContainerDir> StateStore::open_container(const std::string& id) const {
     if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return Error::not_exist();
     return Error::sys(errno, "open container directory " + id);
   }
+  BERTH_TRY(check_container_dir(dfd.get(), root_ + "/" + id));
   return ContainerDir(id, root_ + "/" + id, std::move(dfd));
 }
 

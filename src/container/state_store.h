@@ -1,6 +1,8 @@
 // The state root (--root, default /run/berth): one directory per container holding
 // state.json (atomically replaced), a copy of the config, and exec.fifo until `start`.
 // A per-container flock serializes commands on one id; `state` and `list` read without it.
+// The root, every directory above it and each container directory must be the caller's
+// (root, or the rootless user) and writable by nobody else (issue 31; util/trusted_path.h).
 #pragma once
 
 #include <sys/types.h>
@@ -58,7 +60,8 @@ class ContainerDir {
 
 class StateStore {
  public:
-  // Opens (creating it 0700 if needed) the state root.
+  // Opens (creating it 0700 if needed) the state root, refused unless it and its parents
+  // are trusted: "state root /x: owned by uid 1000, not by the caller (uid 0)".
   static Result<StateStore> open(const std::string& root);
   // Opens the root only if it exists (for read-only commands); a missing root is empty.
   static Result<StateStore> open_existing(const std::string& root);
@@ -69,7 +72,8 @@ class StateStore {
   // create() + lock, for create and restore: the directory's removal is pushed on `undo`
   // before anything else, so a failed call leaves no state behind.
   Result<ContainerDir> create_locked(const std::string& id, Rollback& undo);
-  // Existing container; a missing one gives "container does not exist".
+  // Existing container; a missing one gives "container does not exist"; one owned by
+  // another uid or writable by others is refused ("container directory <path>: ...").
   Result<ContainerDir> open_container(const std::string& id) const;
   // Removes a container's directory and what is in it (not following symlinks).
   Status remove(const std::string& id);
