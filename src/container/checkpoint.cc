@@ -8,6 +8,7 @@
 
 #include "berth/checkpoint.h"
 #include "berth/container.h"
+#include "container/criu/config_file.h"
 #include "container/criu/driver.h"
 #include "container/criu/request.h"
 #include "container/state_store.h"
@@ -126,6 +127,9 @@ Status dump(const CheckpointOptions& o, container::ContainerDir& dir) {
   if (!refusal.empty()) return Error::unsupported(refusal);
   BERTH_ASSIGN(auto facts, dump_facts(r, spec, root.get()));
   BERTH_ASSIGN(cr::Request req, cr::dump_request(o, spec, facts));
+  // Before anything is written or CRIU runs: a config file the container can write is refused.
+  BERTH_ASSIGN(auto config, cr::check_config_file(spec, cr::container_paths(spec, r.bundle, r.rootfs)));
+  cr::use_config_file(req, config);
   BERTH_TRY(write_descriptors(r.pid, o.image_path));
   BERTH_TRY(cr::execute(req, o.criu_binary, {}));
   return ok();

@@ -14,6 +14,7 @@
 #include "berth/container.h"
 #include "cgroups/detect.h"
 #include "container/cgroup_setup.h"
+#include "container/criu/config_file.h"
 #include "container/criu/driver.h"
 #include "container/criu/request.h"
 #include "container/hooks.h"
@@ -53,6 +54,7 @@ struct Restoring {
   container::CgroupSetup cg;
   Rollback undo;
   std::vector<UniqueFd> ns_fds;
+  std::optional<cr::ConfigFile> config;  // org.criu.config, checked before anything exists
   cr::Outcome out;
 };
 
@@ -206,6 +208,7 @@ Status run_criu(Restoring& c, const std::string& bundle) {
   CgroupVisit visit;
   BERTH_ASSIGN(f.cg_roots, enter_cgroups(c, visit));
   BERTH_ASSIGN(cr::Request req, cr::restore_request(c.o, c.spec, f));
+  cr::use_config_file(req, c.config);
   // As runc: the runtime's hooks run when CRIU has made the namespaces.
   cr::Notify notify = [&](const std::string& action, pid_t pid) -> Status {
     if (action != "setup-namespaces" || !c.spec.hooks) return ok();
@@ -225,6 +228,9 @@ Status restore_steps(Restoring& c) {
     return Error::invalid_argument("cannot allocate tty if berth will detach without setting console socket");
   if (!c.spec.process->terminal && !c.o.console_socket.empty())
     return Error::invalid_argument("cannot use console socket if berth will not detach or allocate tty");
+  // The config file CRIU will read, checked before any state, cgroup or mount exists.
+  std::string rootfs = c.spec.root->path[0] == '/' ? c.spec.root->path : bundle + "/" + c.spec.root->path;
+  BERTH_ASSIGN(c.config, cr::check_config_file(c.spec, cr::container_paths(c.spec, bundle, linux::clean_path(rootfs))));
   BERTH_TRY(prepare_state(c, bundle));
   BERTH_TRY(run_criu(c, bundle));
   c.record.pid = c.out.pid;
@@ -249,7 +255,7 @@ Result<int> restore_container(const RestoreOptions& options) {
   // CRIU restores as a sibling of its worker (rst_sibling), so the restored init is our child; a
   // subreaper also adopts what it leaves behind.
   if (!o.detach && !o.no_subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-  Restoring c{o, {}, {}, {}, {}, {}, {}, {}};
+  Restoring c{o, {}, {}, {}, {}, {}, {}, {}, {}};
   if (auto st = restore_steps(c); !st) return std::move(st).error();
   c.undo.commit();
   if (o.detach) return 0;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 
+#include "container/criu/config_file.h"
 #include "container/criu/rpc.h"
 #include "util/fds.h"
 #include "util/file.h"
@@ -141,10 +142,12 @@ Error criu_failure(const Request& r, int err, const std::string& errmsg) {
                      "\nlog file: " + log;
   auto content = file::read(log, 16u << 20);
   std::string first = content ? first_log_error(*content) : "";
+  // CRIU quotes what it could not take from its config file: that file may be one it was
+  // never meant to read (issue 31 §3), so only the option's key is named.
   if (!first.empty()) {
-    text += "\ncriu: " + first;
+    text += "\ncriu: " + scrub_config_values(first, r.config_text, r.config_named);
   } else if (!errmsg.empty()) {
-    text += "\ncriu: " + errmsg;
+    text += "\ncriu: " + scrub_config_values(errmsg, r.config_text, r.config_named);
   } else if (!content) {
     text += "\ncriu: is the criu binary installed and does `criu check` pass?";
   }
@@ -229,6 +232,7 @@ Result<Outcome> execute(const Request& r, const std::string& criu_binary, const 
   // Inherit fds are the worker's own: the same numbers, kept open across its exec.
   RpcFds fds{images.get(), work ? work.get() : -1, {}};
   std::vector<int> keep;
+  if (r.config_fd > 2) keep.push_back(r.config_fd);  // config_file is /proc/self/fd/<it>
   for (const auto& i : r.inherit_fds) {
     fds.inherit.push_back(i.fd);
     if (i.fd > 2) keep.push_back(i.fd);

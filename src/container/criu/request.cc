@@ -111,12 +111,16 @@ Status common(const CriuCommonOptions& o, Request& r) {
 // (3.11 and later) reads after the RPC's and which wins over them; set but empty, none at
 // all. Without it, the file runc names for every container: a host configured for runc
 // (say, tcp-established in that file) gets the same from berth. CRIU ignores a file that
-// does not exist. The path is the config author's, read by CRIU as root, as with runc: the
-// same author already runs hooks on the host.
+// does not exist. runc hands CRIU the path as it is; berth first checks that the container
+// cannot write the file (config_file.cc, use_config_file), since CRIU reads it as root.
+}  // namespace
+
 std::string config_file(const spec::Spec& spec) {
   auto it = spec.annotations.find("org.criu.config");
   return it == spec.annotations.end() ? "/etc/criu/runc.conf" : it->second;
 }
+
+namespace {
 
 Status page_server(const std::string& spec, Request& r) {
   if (spec.empty()) return ok();

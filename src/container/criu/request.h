@@ -60,6 +60,9 @@ struct Request {
   int page_server_port = 0;
   int status_fd = -1;
   std::string config_file;       // CRIU's own configuration file (org.criu.config)
+  int config_fd = -1;            // use_config_file: the checked file, kept open in the worker
+  std::string config_named;      // ... as the config names it (errors name this)
+  std::string config_text;       // ... its content, which errors never quote
   std::string lsm_profile;
   std::string lsm_mount_context;
   std::vector<ExtMount> ext_mounts;
@@ -67,6 +70,10 @@ struct Request {
   std::vector<InheritFd> inherit_fds;   // restore: stdio pipes, joined namespaces
   std::vector<std::pair<std::string, std::string>> cg_roots;  // controller → cgroup path
 };
+
+// The CRIU config file the spec names: org.criu.config ("" = none), else runc's
+// /etc/criu/runc.conf. Checked before use (config_file.h).
+std::string config_file(const spec::Spec& spec);
 
 // One option a line ("leave_running", "ext_mount /data:/data"), for tests and --debug.
 std::string describe(const Request& r);
