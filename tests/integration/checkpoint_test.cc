@@ -119,6 +119,30 @@ TEST_F(Checkpoint, CriuFailureNamesTheMissingFeatureAndKeepsTheContainer) {
   EXPECT_NE(file_text(img.path() + "/descriptors.json"), "");
 }
 
+// org.criu.config reaches CRIU as the fd berth checked (/proc/self/fd/N, which the worker
+// inherits), never as the path, which could be swapped after the checks: CRIU's log names
+// what it parsed and says it applied it (issue 31 §3). CRIU gets that far on this host too.
+TEST_F(Checkpoint, ConfigFileReachesCriuThroughTheCheckedFd) {
+  if (!have_criu()) GTEST_SKIP() << "no criu binary (Debian package criu)";
+  TempDir conf;
+  std::string file = conf.path() + "/app.conf";
+  write_text(file, "# berth test\ntcp-established\n");
+  ::chmod(file.c_str(), 0644);
+  Bundle b;
+  b.spec().process->args = {"sleep", "100"};
+  b.spec().annotations["org.criu.config"] = file;
+  b.spec().linux->cgroups_path = "/berth-test/ck-conf";
+  b.write();
+  ASSERT_EQ(berth_({"run", "-d", "--bundle", b.path(), "ck-conf"}).code, 0);
+  TempDir img;
+  auto r = berth_({"checkpoint", "--image-path", img.path(), "ck-conf"});
+  std::string log = file_text(img.path() + "/dump.log");
+  EXPECT_NE(log.find("Parsing config file /proc/self/fd/"), std::string::npos) << r.err << "\n" << log;
+  EXPECT_NE(log.find("Would overwrite RPC settings with values from /proc/self/fd/"), std::string::npos) << log;
+  EXPECT_EQ(log.find(file), std::string::npos) << "CRIU was given the path: " << log;
+  (void)berth_({"delete", "-f", "ck-conf"});
+}
+
 // berth starts `criu swrk <fd>` itself: a fake CRIU records what it was given. Beyond stdio
 // it holds only its socket end (no state-directory lock, no store, no container fd), and
 // an answerless worker is one clear error; the container runs on.
