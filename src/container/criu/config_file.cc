@@ -41,13 +41,15 @@ bool option_name(std::string_view word, std::string_view* key, std::string_view*
 }
 
 // One line as CRIU splits it: words between blanks, up to a word starting with '#'.
+bool blank(char ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f'; }
+
 std::vector<std::string_view> line_words(std::string_view line) {
   std::vector<std::string_view> words;
   size_t i = 0;
   while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\v' || line[i] == '\f')) ++i;
+    while (i < line.size() && blank(line[i])) ++i;
     size_t start = i;
-    while (i < line.size() && !(line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\v' || line[i] == '\f')) ++i;
+    while (i < line.size() && !blank(line[i])) ++i;
     if (start == i) break;
     std::string_view w = line.substr(start, i - start);
     if (w[0] == '#') break;
@@ -140,7 +142,8 @@ std::string scrub_config_values(const std::string& criu_text, std::string_view c
     values.push_back(first_value);
     for (auto v : values) {
       // A value's quotes are CRIU's syntax; what it may print is the text between them.
-      while (!v.empty() && (v.front() == '"' || v.back() == '"')) v = v.front() == '"' ? v.substr(1) : v.substr(0, v.size() - 1);
+      while (!v.empty() && v.front() == '"') v.remove_prefix(1);
+      while (!v.empty() && v.back() == '"') v.remove_suffix(1);
       if (v.size() < 3 || criu_text.find(v) == std::string::npos) continue;
       return "CRIU refused the value of option \"" + std::string(key) + "\" of " + named + " (the value is not shown)";
     }
