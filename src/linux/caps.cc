@@ -1,8 +1,10 @@
 // process.capabilities (see caps.h).
 #include "linux/caps.h"
 
-#include <sys/capability.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "linux/sys.h"
 #include "spec/names.h"
@@ -94,20 +96,18 @@ Status drop_bounding_caps(uint64_t keep) {
   return ok();
 }
 
+// capset(2) itself, version 3 (64 bits in two words), rather than libcap's cap_set_proc:
+// it may run after the container's seccomp filter is loaded (payload.cc, without
+// noNewPrivileges), where nothing may allocate and only capset itself may be called.
 Status set_cap_sets(const CapSets& caps) {
-  cap_t cap = cap_init();
-  if (!cap) return Error::sys(errno, "cap_init");
-  for (int c = 0; c <= last_cap(); ++c) {
-    cap_value_t v = c;
-    uint64_t bit = uint64_t{1} << c;
-    if (caps.effective & bit) cap_set_flag(cap, CAP_EFFECTIVE, 1, &v, CAP_SET);
-    if (caps.permitted & bit) cap_set_flag(cap, CAP_PERMITTED, 1, &v, CAP_SET);
-    if (caps.inheritable & bit) cap_set_flag(cap, CAP_INHERITABLE, 1, &v, CAP_SET);
+  struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    data[i].effective = static_cast<uint32_t>(caps.effective >> (32 * i));
+    data[i].permitted = static_cast<uint32_t>(caps.permitted >> (32 * i));
+    data[i].inheritable = static_cast<uint32_t>(caps.inheritable >> (32 * i));
   }
-  int r = cap_set_proc(cap);
-  int e = errno;
-  cap_free(cap);
-  if (r < 0) return Error::sys(e, "set capabilities");
+  if (::syscall(SYS_capset, &head, data) < 0) return Error::sys(errno, "set capabilities");
   return ok();
 }
 

@@ -1,5 +1,5 @@
 // process.capabilities: names → bit sets (unknown or unavailable names are ignored with a
-// warning, as runc 1.1 does), and applying all five sets via libcap around the uid switch.
+// warning, as runc 1.1 does), and applying all five sets around the uid switch.
 #pragma once
 
 #include <cstdint>
