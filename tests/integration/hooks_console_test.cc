@@ -95,7 +95,7 @@ TEST(Hooks, FailingCreateRuntimeHookFailsCreateAndLeavesNothing) {
   auto mounts = mount_lines();
   auto r = rt({"create", "--bundle", b.path(), "h2"});
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("error running createRuntime hook #0: exit status 3, stdout: , stderr: nope"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("error running createRuntime hook #0: error running hook: exit status 3, stdout: , stderr: nope"), std::string::npos) << r.err;
   EXPECT_EQ(rt({"list", "-q"}).out, "");
   EXPECT_EQ(mount_lines(), mounts);
   EXPECT_FALSE(std::filesystem::exists("/sys/fs/cgroup/memory" + b.spec().linux->cgroups_path));

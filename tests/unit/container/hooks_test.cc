@@ -53,7 +53,7 @@ TEST_F(HookCwd, WithoutOneItKeepsOurs) {
 TEST_F(HookCwd, AMissingDirectoryFailsTheHook) {
   auto st = run_hooks("createRuntime", {pwd_into(dir_ + "/out")}, "{}", dir_ + "/gone");
   ASSERT_FALSE(st);
-  EXPECT_EQ(st.error().message(), "error running createRuntime hook #0: exit status 127, stdout: , stderr: chdir " +
+  EXPECT_EQ(st.error().message(), "error running createRuntime hook #0: error running hook: exit status 127, stdout: , stderr: chdir " +
                                       dir_ + "/gone: no such file or directory\n");
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/out"));
 }
