@@ -100,8 +100,8 @@ void take_hooks(process::InitConfig& c, const spec::Spec& spec) {
   c.create_container_hooks = spec.hooks->create_container;
   c.start_container_hooks = spec.hooks->start_container;
   c.run_hooks = [](const char* kind, const std::vector<spec::Hook>& hooks, const OciState& state,
-                   const std::vector<std::string>* inherit) {
-    return run_hooks(kind, hooks, oci_state_json(state, false), "", inherit);
+                   const std::vector<std::string>* inherit, const std::function<Status()>* last_step) {
+    return run_hooks(kind, hooks, oci_state_json(state, false), "", inherit, last_step);
   };
   c.wants_runtime_hooks = !spec.hooks->prestart.empty() || !spec.hooks->create_runtime.empty();
 }

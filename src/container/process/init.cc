@@ -82,7 +82,7 @@ Status setup_filesystem(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier
     // these are host binaries, cwd in the rootfs, and an image's LD_PRELOAD=./x.so would
     // run its code in them on the host (CVE-2025-23266). See docs/architecture.md.
     const std::vector<std::string> none;
-    BERTH_TRY(cfg.run_hooks("createContainer", cfg.create_container_hooks, s, &none));
+    BERTH_TRY(cfg.run_hooks("createContainer", cfg.create_container_hooks, s, &none, nullptr));
   }
   BERTH_TRY(fs.pivot());
   t.mark("pivot");

@@ -93,8 +93,10 @@ struct InitConfig {
   std::vector<spec::Hook> start_container_hooks;
   // How: set by the parent (container/init_builder.cc), so that process/ never includes
   // from container/ above it. `inherit`: the environment of a hook without `env`.
+  // `last_step`: run in each hook's process right before it execs the hook (the
+  // container's seccomp filter for startContainer hooks: payload.cc); nullptr: none.
   std::function<Status(const char* kind, const std::vector<spec::Hook>& hooks, const OciState& state,
-                       const std::vector<std::string>* inherit)>
+                       const std::vector<std::string>* inherit, const std::function<Status()>* last_step)>
       run_hooks;
   bool wants_runtime_hooks = false;  // ask the parent to run prestart/createRuntime
   OciState state;

@@ -1,20 +1,28 @@
 // Identity, capabilities, linux.seccomp loading (and its listener hand-off), the executable
 // lookup and execve (see payload.h). The order of the last steps is the point of this file:
+// berth's own calls never run under the container's filter (docs/seccomp.md).
 //
 //   the parent's kSettled, if one is due (steps.h)
 //   read /etc/passwd, chdir as root, stdio (pipes, sockets, the pty) to the user
-//   [seccomp, without noNewPrivileges: loading needs CAP_SYS_ADMIN, so before the drop]
-//   bounding set, setgroups, setresgid, setresuid, capabilities, no_new_privs
+//   bounding set, setgroups, setresgid, setresuid, capabilities, no_new_privs; without
+//     noNewPrivileges a filter still to load needs CAP_SYS_ADMIN: the capability sets
+//     keep it (effective and permitted) until the filter is in
 //   chdir as the user, umask, executable lookup
-//   init:   [seccomp, with noNewPrivileges: before kReady, so startContainer hooks run
-//            under it, as under runc]
-//           kReady, wait for `start` on exec.fifo, startContainer hooks
-//   tenant: [seccomp, with noNewPrivileges]
-//   close_range, execve
+//   parent death signal cleared
+//   init:   kReady, wait for `start` on exec.fifo, startContainer hooks (each hook's
+//           process loads the filter itself, then execs the hook)
+//   direct: kReady
+//   fds closed (close_range), preserved fds marked (fcntl)
+//   seccomp filter; without noNewPrivileges the final capset; then execve
+//
+// A notify filter (linux.seccomp.listenerPath) is the one exception: its listener exists
+// only once the filter is loaded and must reach the parent, so the hand-off (sendmsg,
+// recvmsg) follows the load, and an init that waits for `start` loads it before kReady.
 #include "container/process/payload.h"
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -24,6 +32,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "berth/state.h"
 #include "container/process/steps.h"
@@ -83,32 +92,72 @@ void hand_stdio_to(linux::Sys& sys, uid_t uid, bool terminal) {
   }
 }
 
+// Without noNewPrivileges the kernel takes a filter only from a process that holds
+// CAP_SYS_ADMIN (in its user namespace). Every other call of ours comes before the filter,
+// the uid switch included, so the capability sets hold CAP_SYS_ADMIN on top of the
+// container's until the filter is in, and the container's own sets follow it (final_caps).
+bool filter_needs_admin(const InitConfig& cfg) { return cfg.seccomp && !cfg.process.no_new_privileges; }
+
+linux::CapSets with_admin(linux::CapSets c) {
+  constexpr uint64_t admin = uint64_t{1} << CAP_SYS_ADMIN;
+  c.effective |= admin;
+  c.permitted |= admin;
+  return c;
+}
+
+// Without process.capabilities the uid switch alone decides: a non-root user ends with
+// none (the kernel clears them at setresuid), root keeps its own. A filter still to load
+// needs CAP_SYS_ADMIN past that switch: keep every capability across it and set the
+// empty sets the switch would have left once the filter is in. The inheritable set ends
+// empty too (the init's is).
+void caps_for_late_filter(InitConfig& cfg) {
+  if (cfg.has_caps || !filter_needs_admin(cfg) || cfg.process.user.uid == 0) return;
+  cfg.has_caps = true;
+  cfg.caps = linux::CapSets{};
+  cfg.caps.bounding = ~uint64_t{0};  // nothing dropped from the bounding set
+}
+
 // groups < gid < uid < capabilities < no_new_privs: the bounding set shrinks and
 // PR_SET_KEEPCAPS holds the permitted set across the uid change; the capability sets are
 // final only once the ids are, and no_new_privs comes last (it does not stop setuid).
 Status switch_user(linux::Sys& sys, InitConfig& cfg) {
   const spec::Process& p = cfg.process;
   std::vector<gid_t> groups(p.user.additional_gids.begin(), p.user.additional_gids.end());
+  caps_for_late_filter(cfg);
   if (cfg.has_caps) BERTH_TRY(linux::caps_before_setuid(sys, cfg.caps));
   // setgroups is denied in a user namespace whose creator could not map groups (rootless).
   if (auto st = sys.set_groups(groups); !st && !(st.error().err() == EPERM && groups.empty())) return st;
   BERTH_TRY(sys.setresgid(p.user.gid));
   BERTH_TRY(sys.setresuid(p.user.uid));
-  if (cfg.has_caps) BERTH_TRY(linux::caps_after_setuid(sys, cfg.caps));
+  if (cfg.has_caps) BERTH_TRY(linux::caps_after_setuid(sys, filter_needs_admin(cfg) ? with_admin(cfg.caps) : cfg.caps));
   if (p.no_new_privileges) BERTH_TRY(sys.prctl(PR_SET_NO_NEW_PRIVS, 1).context("set no_new_privs"));
   return ok();
 }
 
-// Loads the filter; a notify listener goes to the parent, which hands it to
-// linux.seccomp.listenerPath and answers. Syscalls from here on pass the filter.
+// The container's capability sets, once a filter loaded without noNewPrivileges no longer
+// needs CAP_SYS_ADMIN: one capset(2) (no allocation), and none where the sets already are.
+Status final_caps(linux::Sys& sys, const InitConfig& cfg) {
+  if (!filter_needs_admin(cfg) || !cfg.has_caps) return ok();
+  linux::CapSets held = with_admin(cfg.caps);
+  if (held.effective == cfg.caps.effective && held.permitted == cfg.caps.permitted) return ok();
+  return sys.capset(cfg.caps);
+}
+
+// Loads the filter, then sets the container's capabilities (final_caps). A notify listener
+// goes to the parent, which hands it to linux.seccomp.listenerPath and answers: the only
+// calls of ours that run under the filter (the listener is born with it, and the parent
+// alone reaches the agent's socket).
 Status load_seccomp(linux::Sys& sys, InitConfig& cfg) {
   BERTH_ASSIGN(unsigned flags, seccomp::filter_flags(*cfg.seccomp));
-  BERTH_ASSIGN(UniqueFd listener, sys.seccomp_set_filter(cfg.seccomp_program.bytes(), flags));
+  BERTH_ASSIGN(UniqueFd listener, sys.seccomp_set_filter(cfg.seccomp_program.bytes(), flags).context("load seccomp filter"));
+  BERTH_TRY(final_caps(sys, cfg));
   if (!listener) return ok();
   BERTH_TRY(send(cfg.sync_fd, Msg::kSeccompFd, 0, "", listener.get()));
   listener.reset();
   return wait_for(cfg, Msg::kGo);
 }
+
+bool notify_filter(const InitConfig& cfg) { return cfg.seccomp && seccomp::uses_notify(*cfg.seccomp); }
 
 // The payload must never be the runtime binary itself (`/proc/self/exe`, a bind of the
 // host binary, or a script whose interpreter is one): CVE-2019-5736 defence in depth.
@@ -167,7 +216,6 @@ Result<Exec> prepare(linux::Sys& sys, InitConfig& cfg) {
   bool cwd_done = sys.chdir(p.cwd.empty() ? "/" : p.cwd).ok();
   BERTH_TRY(apply_lsm_labels(sys, p));
   hand_stdio_to(sys, p.user.uid, p.terminal);
-  if (cfg.seccomp && !p.no_new_privileges) BERTH_TRY(load_seccomp(sys, cfg).context("load seccomp filter"));
   BERTH_TRY(switch_user(sys, cfg));
   if (!cwd_done)
     if (auto st = sys.chdir(p.cwd); !st)
@@ -197,68 +245,92 @@ Error exec_error(const std::string& path, int err) {
   return Error::generic("exec " + path + ": " + str::to_lower(strerrordesc_np(err)));
 }
 
-// close_range, where the container's own seccomp profile may refuse it (ENOSYS from the
-// filter's prologue for a syscall the profile predates, EPERM by a rule; the OCI suite's
-// default config does): every fd berth holds is O_CLOEXEC, so execve still closes them,
-// as before this went through the seam. Any other failure stops the start.
-Status close_fds(linux::Sys& sys, unsigned first, unsigned last) {
-  auto st = sys.close_range(first, last);
-  if (!st && (st.error().err() == ENOSYS || st.error().err() == EPERM)) return ok();
-  return st;
-}
-
-// Only stdio and the preserved fds (LISTEN_FDS + --preserve-fds) reach the payload; `keep`
-// (a tenant's sync socket, close-on-exec) stays until execve. No allocation on the way to
-// execve: the seccomp filter may already be loaded (Sys allocates only to report an error).
-// Returns only if execve failed (or a test's Sys stood in for it: ok).
-Status exec_payload(linux::Sys& sys, const InitConfig& cfg, const std::string& path, char* const* argv,
-                    char* const* envp, int keep) {
+// Only stdio and the preserved fds (LISTEN_FDS + --preserve-fds) reach the payload: every
+// fd from 3 + preserve_fds up is closed but `keep` (the sync socket, exec.fifo: close-on-
+// exec, needed until the filter or execve), and the preserved ones lose close-on-exec.
+// Before the filter: a profile may deny close_range and fcntl, make them fail with any
+// errno, kill us on them or hand them to the container's agent (SCMP_ACT_NOTIFY).
+Status close_fds(linux::Sys& sys, const InitConfig& cfg, std::vector<int> keep) {
   unsigned first = 3 + static_cast<unsigned>(cfg.preserve_fds);
-  if (keep >= 0 && static_cast<unsigned>(keep) >= first) {
-    if (static_cast<unsigned>(keep) > first) BERTH_TRY(close_fds(sys, first, static_cast<unsigned>(keep) - 1));
-    BERTH_TRY(close_fds(sys, static_cast<unsigned>(keep) + 1, ~0U));
-  } else {
-    BERTH_TRY(close_fds(sys, first, ~0U));
+  std::sort(keep.begin(), keep.end());
+  for (int k : keep) {
+    if (k < 0 || static_cast<unsigned>(k) < first) continue;
+    if (static_cast<unsigned>(k) > first) BERTH_TRY(sys.close_range(first, static_cast<unsigned>(k) - 1));
+    first = static_cast<unsigned>(k) + 1;
   }
+  BERTH_TRY(sys.close_range(first, ~0U));
   // A preserved fd the caller did not have open (EBADF) is no error, as before.
   for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd)
     if (auto st = sys.clear_cloexec(fd); !st && st.error().err() != EBADF) return st;
+  return ok();
+}
+
+// The filter (unless a notify filter is in already), the container's capabilities, then
+// execve and nothing else. No allocation from the filter on: argv and envp are built.
+// Returns only if something failed (or a test's Sys stood in for execve: ok).
+Status filter_and_exec(linux::Sys& sys, InitConfig& cfg, const std::string& path, char* const* argv,
+                       char* const* envp) {
+  if (cfg.seccomp && !notify_filter(cfg)) BERTH_TRY(load_seccomp(sys, cfg));
   if (auto st = sys.execve(path.c_str(), argv, envp); !st) return exec_error(path, st.error().err());
   return ok();
 }
 
-// With noNewPrivileges the filter is loaded as late as possible (see the top of this file).
-Status late_seccomp(linux::Sys& sys, InitConfig& cfg) {
-  if (!cfg.seccomp || !cfg.process.no_new_privileges) return ok();
-  return load_seccomp(sys, cfg).context("load seccomp filter");
+// A notify filter: loaded before anything is sent that lets the parent go, with the fds
+// already closed, since the listener must reach the parent.
+Status early_notify_filter(linux::Sys& sys, InitConfig& cfg, std::vector<int> keep) {
+  if (!notify_filter(cfg)) return ok();
+  BERTH_TRY(close_fds(sys, cfg, std::move(keep)));
+  return load_seccomp(sys, cfg);
 }
 
-// The exec tenant's end: its parent waits on the sync socket until execve closes it.
+// The exec tenant's end (and a direct init's): its parent waits on the sync socket until
+// execve closes it.
 int finish_tenant(linux::Sys& sys, InitConfig& cfg, const Exec& ex, char* const* argv, char* const* envp) {
-  auto st = late_seccomp(sys, cfg);
-  if (st) st = sys.prctl(PR_SET_PDEATHSIG, 0).context("clear the parent death signal");
-  // A direct init (a `run`) reports ready just before its execve: the parent tells an
-  // init that died (EOF without it) from one whose payload runs (EOF after it).
+  Status st = sys.prctl(PR_SET_PDEATHSIG, 0).context("clear the parent death signal");
+  // A direct init (a `run`) reports ready before its filter and execve: the parent tells
+  // an init that died (EOF without it) from one whose payload runs (EOF after it), and
+  // reads an error sent after it. It never has a notify filter (create.cc).
   if (st && cfg.direct && !send(cfg.sync_fd, Msg::kReady)) return 1;
-  if (st) st = exec_payload(sys, cfg, ex.path, argv, envp, cfg.sync_fd);
+  if (st) st = early_notify_filter(sys, cfg, {cfg.sync_fd});
+  if (st && !notify_filter(cfg)) st = close_fds(sys, cfg, {cfg.sync_fd});
+  if (st) st = filter_and_exec(sys, cfg, ex.path, argv, envp);
   if (st) return 0;  // only a test's Sys returns from a successful execve
   int status = str::starts_with(st.error().root(), "exec ") ? 127 : 1;
   (void)send_error(cfg.sync_fd, std::move(st).error().context("unable to start container process"));
   return status;
 }
 
-// The init's end: seccomp, ready, wait for `start`, startContainer hooks, execve.
+// The filter of a startContainer hook's process, loaded there just before it execs the
+// hook: hooks run under the container's filter, as under runc (its seccomp.bats checks
+// that), while the init that runs them, and the hook runner of ours in that process, do
+// not. An init with a notify filter has it already, and its hooks inherit it.
+std::function<Status()> hook_filter(linux::Sys& sys, InitConfig& cfg) {
+  if (!cfg.seccomp || notify_filter(cfg)) return {};
+  return [&sys, &cfg] { return load_seccomp(sys, cfg); };
+}
+
+// startContainer hooks, after `start` came: run by the init in the container, as the
+// container's user with its capabilities (the init switched already, as runc's has), each
+// under the filter (hook_filter).
+Status start_container_hooks(linux::Sys& sys, InitConfig& cfg, const Exec& ex) {
+  if (cfg.start_container_hooks.empty()) return ok();
+  OciState s = cfg.state;
+  s.pid = ::getpid();
+  s.status = "created";
+  auto last_step = hook_filter(sys, cfg);
+  // Without `env`: the process's final env, HOME included (runc's init environment).
+  return cfg.run_hooks("startContainer", cfg.start_container_hooks, s, &ex.env, last_step ? &last_step : nullptr);
+}
+
+// The init's end: ready, wait for `start`, startContainer hooks, fds, filter, execve.
 int finish_init(linux::Sys& sys, InitConfig& cfg, const Exec& ex, char* const* argv, char* const* envp) {
-  // As runc (standard_init_linux.go): with noNewPrivileges the filter is loaded before the
-  // init reports ready, so `create` still hears a failure (and passes a notify listener
-  // on), and startContainer hooks, which the init runs, run under the filter as they do
-  // under runc — the same as without noNewPrivileges, where it was loaded earlier still.
   // The parent death signal goes before kReady, never after: `create` exits as soon as it
   // reads kReady, and a signal still armed then kills the init it just reported as
   // created (seen under load). Should `create` die between here and kReady, the recorded
-  // pid lets `delete` remove the waiting init.
-  auto st = late_seccomp(sys, cfg);
-  if (st) st = sys.prctl(PR_SET_PDEATHSIG, 0).context("clear the parent death signal");
+  // pid lets `delete` remove the waiting init. A notify filter is loaded before kReady
+  // (its listener goes to `create`); any other after the hooks, right before execve.
+  auto st = sys.prctl(PR_SET_PDEATHSIG, 0).context("clear the parent death signal");
+  if (st) st = early_notify_filter(sys, cfg, {cfg.sync_fd, cfg.fifo_fd});
   if (!st) {
     (void)send_error(cfg.sync_fd, std::move(st).error().context("unable to start container process"));
     return 1;
@@ -272,15 +344,10 @@ int finish_init(linux::Sys& sys, InitConfig& cfg, const Exec& ex, char* const* a
   // exec.fifo stays open (O_CLOEXEC) until the execve: `start` returns, and its poststart
   // hooks run, only once it is gone, after the startContainer hooks below (runc's order).
   ::close(cfg.sync_fd);
-  if (!cfg.start_container_hooks.empty()) {
-    OciState s = cfg.state;
-    s.pid = ::getpid();
-    s.status = "created";
-    // Without `env`: the process's final env, HOME included (runc's init environment).
-    auto hooks = cfg.run_hooks("startContainer", cfg.start_container_hooks, s, &ex.env);
-    if (!hooks) return die(hooks.error().message());
-  }
-  st = exec_payload(sys, cfg, ex.path, argv, envp, -1);
+  cfg.sync_fd = -1;
+  if (auto hooks = start_container_hooks(sys, cfg, ex); !hooks) return die(hooks.error().message());
+  if (!notify_filter(cfg)) st = close_fds(sys, cfg, {cfg.fifo_fd});
+  if (st) st = filter_and_exec(sys, cfg, ex.path, argv, envp);
   return st ? 0 : die(st.error().message());
 }
 

@@ -102,6 +102,7 @@ inline const std::vector<Identity>& identities() {
       {"user_nnp_seccomp_groups", 1000, 1000, {10, 29}, true, true, true},
       {"user_seccomp_without_nnp", 1000, 1000, {}, false, true, true},
       {"rootless_no_caps", 0, 0, {}, true, false, false},
+      {"user_seccomp_no_caps_without_nnp", 1000, 1000, {}, false, true, false},
   };
   return all;
 }

@@ -1,9 +1,10 @@
 // Golden order of the process engine's system calls (src/container/process/*), run against
 // RecordingSys: the identity and privilege drop of the payload (groups < gid < uid <
-// capabilities < no_new_privs < seccomp < close_range < execve; seccomp before the drop
-// without noNewPrivileges, as loading it then needs CAP_SYS_ADMIN), the namespace joins of
-// an exec tenant and of an init joining namespaces, the init's stages, and what each
-// sequence tells the runtime over the sync socket.
+// capabilities < no_new_privs < close_range < seccomp < execve: the container's filter
+// is followed by execve alone; without noNewPrivileges, where loading it needs
+// CAP_SYS_ADMIN, the capability sets keep that until the filter is in and one capset
+// follows it), the namespace joins of an exec tenant and of an init joining namespaces,
+// the init's stages, and what each sequence tells the runtime over the sync socket.
 #include <gtest/gtest.h>
 #include <sched.h>
 
@@ -43,27 +44,49 @@ capset(effective 0x20000420, permitted 0x20000420, inheritable 0)
 set_ambient_caps(0x400)
 prctl(PR_SET_NO_NEW_PRIVS, 1)
 umask(022) = 022
-seccomp_set_filter(0 insns, 0)
 prctl(PR_SET_PDEATHSIG, 0)
 close_range(3, 99)
 close_range(101, ~0)
+seccomp_set_filter(0 insns, 0)
 execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/home/u"])
 )"},
-    // Without noNewPrivileges the filter is loaded while CAP_SYS_ADMIN is still held.
+    // Without noNewPrivileges the filter is loaded while CAP_SYS_ADMIN (0x200000) is still
+    // held: the sets keep it past the uid switch, and the container's follow the filter.
     {"user_seccomp_without_nnp", R"(chdir("/srv/app")
-seccomp_set_filter(0 insns, 0)
 prctl(PR_SET_KEEPCAPS, 1)
 drop_bounding_caps(keep 0x20000420)
 set_groups([])
 setresgid(1000)
 setresuid(1000)
 prctl(PR_SET_KEEPCAPS, 0)
-capset(effective 0x20000420, permitted 0x20000420, inheritable 0)
+capset(effective 0x20200420, permitted 0x20200420, inheritable 0)
 set_ambient_caps(0x400)
 umask(022) = 022
 prctl(PR_SET_PDEATHSIG, 0)
 close_range(3, 99)
 close_range(101, ~0)
+seccomp_set_filter(0 insns, 0)
+capset(effective 0x20000420, permitted 0x20000420, inheritable 0)
+execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/home/u"])
+)"},
+    // Without process.capabilities a non-root user ends with none; a filter to load
+    // without noNewPrivileges needs CAP_SYS_ADMIN past the switch: every capability is
+    // kept across it, CAP_SYS_ADMIN alone stays, and the empty sets follow the filter.
+    {"user_seccomp_no_caps_without_nnp", R"(chdir("/srv/app")
+prctl(PR_SET_KEEPCAPS, 1)
+drop_bounding_caps(keep 0xffffffffffffffff)
+set_groups([]) = -EPERM
+setresgid(1000)
+setresuid(1000)
+prctl(PR_SET_KEEPCAPS, 0)
+capset(effective 0x200000, permitted 0x200000, inheritable 0)
+set_ambient_caps(0)
+umask(022) = 022
+prctl(PR_SET_PDEATHSIG, 0)
+close_range(3, 99)
+close_range(101, ~0)
+seccomp_set_filter(0 insns, 0)
+capset(effective 0, permitted 0, inheritable 0)
 execve("/bin/sh", ["/bin/sh", "-c", "true"], ["PATH=/usr/bin:/bin", "HOME=/home/u"])
 )"},
     // A user namespace whose maps' writer could not map groups: setgroups is denied
@@ -100,31 +123,61 @@ void expect_privilege_order(const test::RecordingSys& sys, const Identity& id) {
   std::vector<std::string> chain = {"set_groups(", "setresgid(", "setresuid("};
   if (id.caps) chain.push_back("capset(");
   if (id.no_new_privileges) chain.push_back("prctl(PR_SET_NO_NEW_PRIVS");
-  if (id.seccomp && id.no_new_privileges) chain.push_back("seccomp_set_filter(");
   chain.push_back("close_range(");
+  if (id.seccomp) chain.push_back("seccomp_set_filter(");
   chain.push_back("execve(");
   for (size_t i = 1; i < chain.size(); ++i) {
     EXPECT_GE(at(sys, chain[i - 1]), 0) << chain[i - 1];
     EXPECT_LT(at(sys, chain[i - 1]), at(sys, chain[i])) << chain[i - 1] << " before " << chain[i];
-  }
-  if (id.seccomp && !id.no_new_privileges) {
-    EXPECT_LT(at(sys, "seccomp_set_filter("), at(sys, "prctl(PR_SET_KEEPCAPS, 1)"));
   }
   if (id.caps) {
     EXPECT_LT(at(sys, "drop_bounding_caps("), at(sys, "set_groups("));
   }
 }
 
+// Nothing of ours runs under the container's filter: with noNewPrivileges its load is
+// followed by execve alone; without, by the one capset that gives up CAP_SYS_ADMIN.
+void expect_filter_then_exec(const test::RecordingSys& sys, const Identity& id) {
+  if (!id.seccomp) return;
+  int load = at(sys, "seccomp_set_filter(");
+  ASSERT_GE(load, 0);
+  std::vector<std::string> after(sys.log().begin() + load + 1, sys.log().end());
+  ASSERT_FALSE(after.empty());
+  EXPECT_EQ(after.back().rfind("execve(", 0), 0u) << after.back();
+  after.pop_back();
+  if (id.no_new_privileges) {
+    EXPECT_TRUE(after.empty()) << after.front();
+  } else {
+    ASSERT_EQ(after.size(), 1u);
+    EXPECT_EQ(after[0].rfind("capset(", 0), 0u) << after[0];
+  }
+}
+
+// The init keeps exec.fifo (here at fd kFifoFd) open until execve: `start` returns once it
+// is gone. Its golden log is the tenant's with that fd kept instead of the sync socket
+// (closed after `start` came).
+constexpr int kFifoFd = 102;
+
+std::string init_payload(const std::string& identity) {
+  std::string log = tenant_payload(identity);
+  const std::string tenant_close = "close_range(3, 99)\nclose_range(101, ~0)\n";
+  auto pos = log.find(tenant_close);
+  if (pos == std::string::npos) return "(no close_range in the golden log)";
+  return log.replace(pos, tenant_close.size(), "close_range(3, 101)\nclose_range(103, ~0)\n");
+}
+
 class PayloadOrder : public ::testing::TestWithParam<Identity> {};
 
-// An exec tenant and a direct init (a `run` whose parent sleeps until the execve) drop
-// privileges the same way and exec at once: no exec.fifo, no wait for `start`, the sync
-// socket kept (close-on-exec) for an execve failure. The direct init reports kReady just
-// before its execve (its parent tells an init that died from one whose payload runs); a
-// tenant's parent hears the socket close at execve.
+// An exec tenant (either way it was cloned: in our memory, or the fork that is the
+// fallback, run the same payload) and a direct init (a `run` whose parent sleeps until
+// the execve) drop privileges the same way and exec at once: no exec.fifo, no wait for
+// `start`, the sync socket kept (close-on-exec) for an execve failure. The direct init
+// reports kReady before its filter and execve (its parent tells an init that died from
+// one whose payload runs); a tenant's parent hears the socket close at execve.
 TEST_P(PayloadOrder, TenantAndDirectInitDropPrivilegesInOrderAndExecAtOnce) {
   const Identity& id = GetParam();
   for (bool direct : {false, true}) {
+    SCOPED_TRACE(direct ? "direct init" : "exec tenant");
     test::RecordingSys sys;
     add_user_files(sys);
     sys.add_dir("/srv/app");
@@ -133,12 +186,10 @@ TEST_P(PayloadOrder, TenantAndDirectInitDropPrivilegesInOrderAndExecAtOnce) {
     cfg.direct = direct;  // its fifo_fd stays -1: a wait for `start` would fail, not block
     if (!id.caps) sys.fail("set_groups", 1, EPERM);
     EXPECT_EQ(run_payload(sys, cfg), 0) << ch.error();
-    if (!direct) {
-      EXPECT_EQ(changes(sys), tenant_payload(id.name));
-    }
+    EXPECT_EQ(changes(sys), tenant_payload(id.name));
     expect_privilege_order(sys, id);
-    EXPECT_LT(at(sys, "prctl(PR_SET_PDEATHSIG, 0)"), at(sys, "execve(")) << direct;
-    EXPECT_NE(sys.log()[at(sys, "close_range(")], "close_range(3, ~0)") << direct;
+    expect_filter_then_exec(sys, id);
+    EXPECT_LT(at(sys, "prctl(PR_SET_PDEATHSIG, 0)"), at(sys, "close_range("));
     auto sent = ch.sent();
     ASSERT_EQ(sent.size(), direct ? 1u : 0u);
     if (direct) {
@@ -148,8 +199,8 @@ TEST_P(PayloadOrder, TenantAndDirectInitDropPrivilegesInOrderAndExecAtOnce) {
 }
 
 // The init's payload: `create`'s kSettled (the pid recorded after the go, while the init
-// set up), the same drop, then kReady, the wait for `start` on exec.fifo, and execve with
-// only stdio (its sync socket is closed by then).
+// set up), the same drop, then kReady, the wait for `start` on exec.fifo, and only then
+// the fds, the filter and execve (its sync socket is closed by then, exec.fifo kept).
 TEST_P(PayloadOrder, InitReportsReadyWaitsForStartThenExecs) {
   const Identity& id = GetParam();
   test::RecordingSys sys;
@@ -159,18 +210,19 @@ TEST_P(PayloadOrder, InitReportsReadyWaitsForStartThenExecs) {
   int fifo[2];
   ASSERT_EQ(::pipe2(fifo, O_CLOEXEC), 0);
   ASSERT_EQ(::write(fifo[1], "0", 1), 1);  // `berth start`
+  ASSERT_EQ(::dup3(fifo[0], kFifoFd, O_CLOEXEC), kFifoFd);
   InitConfig cfg = payload_config(id, ch.child(), false);
-  cfg.fifo_fd = fifo[0];
+  cfg.fifo_fd = kFifoFd;
   cfg.settle_pending = true;
   ch.queue(Msg::kSettled);
   if (!id.caps) sys.fail("set_groups", 1, EPERM);
   EXPECT_EQ(run_payload(sys, cfg), 0);
   ch.child_was_closed();
-  ::close(fifo[0]);
-  ::close(fifo[1]);
+  for (int fd : {fifo[0], fifo[1], kFifoFd}) ::close(fd);
   EXPECT_FALSE(cfg.settle_pending);
+  EXPECT_EQ(changes(sys), init_payload(id.name));
   expect_privilege_order(sys, id);
-  EXPECT_EQ(sys.log()[at(sys, "close_range(")], "close_range(3, ~0)");
+  expect_filter_then_exec(sys, id);
   auto sent = ch.sent();
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].type, Msg::kReady);
@@ -429,19 +481,82 @@ join_session_keyring("c1")
 namespace berth::container::process::testing {
 namespace {
 
-// A seccomp profile that predates close_range makes it fail with ENOSYS (EPERM by a rule):
-// the payload still execs (its fds are O_CLOEXEC); any other failure stops it.
-TEST(PayloadOrder, CloseRangeRefusedBySeccompStillExecs) {
-  for (int err : {ENOSYS, EPERM, EIO}) {
+// close_range runs before the filter, so no profile can make it fail: a failure (whatever
+// the errno; ENOSYS and EPERM were once let through, when it ran under the filter) stops
+// the start before the filter and execve.
+TEST(PayloadOrder, CloseRangeFailureStopsBeforeTheFilter) {
+  for (int err : {ENOSYS, EPERM, ENXIO}) {
     test::RecordingSys sys;
     add_user_files(sys);
     sys.add_dir("/srv/app");
     Channel ch;
-    InitConfig cfg = payload_config(identities()[0], ch.child(), true);
+    InitConfig cfg = payload_config(identities()[1], ch.child(), true);
     sys.fail("close_range", 1, err);
-    run_payload(sys, cfg);
-    bool exec = changes(sys).find("execve(") != std::string::npos;
-    EXPECT_EQ(exec, err != EIO) << err << "\n" << changes(sys);
+    EXPECT_EQ(run_payload(sys, cfg), 1);
+    EXPECT_EQ(changes(sys).find("seccomp_set_filter("), std::string::npos) << changes(sys);
+    EXPECT_EQ(changes(sys).find("execve("), std::string::npos) << changes(sys);
+    EXPECT_NE(ch.error().find("close_range"), std::string::npos) << ch.error();
+  }
+}
+
+// An init whose `start` never comes (the writer gone) loads no filter and closes nothing:
+// everything of the end waits for `start`.
+TEST(PayloadOrder, InitLoadsNoFilterBeforeStart) {
+  test::RecordingSys sys;
+  add_user_files(sys);
+  sys.add_dir("/srv/app");
+  Channel ch;
+  int fifo[2];
+  ASSERT_EQ(::pipe2(fifo, O_CLOEXEC), 0);
+  ::close(fifo[1]);
+  InitConfig cfg = payload_config(identities()[1], ch.child(), false);
+  cfg.fifo_fd = fifo[0];
+  EXPECT_NE(run_payload(sys, cfg), 0);  // its sync socket stays open: the Channel closes it
+  ::close(fifo[0]);
+  EXPECT_EQ(changes(sys).find("close_range("), std::string::npos) << changes(sys);
+  EXPECT_EQ(changes(sys).find("seccomp_set_filter("), std::string::npos) << changes(sys);
+}
+
+// startContainer hooks run after `start`, as the container's user, each under the
+// container's filter: the hook's own process loads it (then, without noNewPrivileges,
+// sets the container's capabilities) and execs the hook; the init loads its filter only
+// after the hooks, right before its execve. Here the hook runner stands in: it runs the
+// last step and "execs" /hook through the same log.
+TEST(PayloadOrder, StartContainerHooksRunUnderTheFilterInTheirOwnProcess) {
+  for (const Identity& id : {identities()[1], identities()[2]}) {
+    SCOPED_TRACE(id.name);
+    test::RecordingSys sys;
+    add_user_files(sys);
+    sys.add_dir("/srv/app");
+    Channel ch;
+    int fifo[2];
+    ASSERT_EQ(::pipe2(fifo, O_CLOEXEC), 0);
+    ASSERT_EQ(::write(fifo[1], "0", 1), 1);
+    ASSERT_EQ(::dup3(fifo[0], kFifoFd, O_CLOEXEC), kFifoFd);
+    InitConfig cfg = payload_config(id, ch.child(), false);
+    cfg.fifo_fd = kFifoFd;
+    cfg.start_container_hooks = {spec::Hook{}};
+    char hook_path[] = "/hook";
+    char* hook_argv[] = {hook_path, nullptr};
+    cfg.run_hooks = [&](const char* kind, const std::vector<spec::Hook>&, const OciState& state,
+                        const std::vector<std::string>*, const std::function<Status()>* last_step) -> Status {
+      EXPECT_STREQ(kind, "startContainer");
+      EXPECT_EQ(state.status, "created");
+      if (!last_step) return Error::generic("no last step for the hook's process");
+      BERTH_TRY((*last_step)());
+      return sys.execve(hook_path, hook_argv, hook_argv + 1);
+    };
+    EXPECT_EQ(run_payload(sys, cfg), 0);
+    ch.child_was_closed();
+    for (int fd : {fifo[0], fifo[1], kFifoFd}) ::close(fd);
+    std::string filter = "seccomp_set_filter(0 insns, 0)\n";
+    if (!id.no_new_privileges) filter += "capset(effective 0x20000420, permitted 0x20000420, inheritable 0)\n";
+    std::string hook = filter + "execve(\"/hook\", [\"/hook\"], [])\n";
+    std::string log = changes(sys);
+    EXPECT_NE(log.find("prctl(PR_SET_PDEATHSIG, 0)\n" + hook + "close_range(3, 101)\nclose_range(103, ~0)\n" + filter +
+                       "execve(\"/bin/sh\""),
+              std::string::npos)
+        << log;
   }
 }
 
