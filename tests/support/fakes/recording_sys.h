@@ -38,6 +38,9 @@ class RecordingSys : public linux::Sys {
   int fake_fd(const std::string& path);
   // How an fd appears in the log.
   std::string show_fd(int fd) const;
+  // The next seccomp_set_filter with NEW_LISTENER returns this real fd (logged " = listener"),
+  // so that it can cross a real socket; without one it returns a fake fd.
+  void give_listener(UniqueFd fd) { listener_ = std::move(fd); }
 
   const std::vector<std::string>& log() const { return log_; }
   std::string log_text() const;  // lines joined, each ending in '\n'
@@ -105,6 +108,7 @@ class RecordingSys : public linux::Sys {
   Status run_program(int fd, const std::vector<std::string>& argv) override;
 
  private:
+  UniqueFd listener_;
   struct Node {
     char kind = 'd';  // d f c b p l
     mode_t mode = 0755;

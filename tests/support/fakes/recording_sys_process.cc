@@ -79,6 +79,10 @@ Result<UniqueFd> RecordingSys::seccomp_set_filter(std::string_view program, unsi
     log_.push_back(line);
     return UniqueFd();
   }
+  if (!err && listener_) {
+    log_.push_back(line + " = listener");
+    return std::move(listener_);
+  }
   return new_fd(line, err, "/[seccomp listener]");
 }
 

@@ -7,6 +7,7 @@
 // the init's stages, and what each sequence tells the runtime over the sync socket.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/eventfd.h>
 
 
 #include "linux/namespaces.h"
@@ -480,6 +481,57 @@ join_session_keyring("c1")
 
 namespace berth::container::process::testing {
 namespace {
+
+// A notify filter (linux.seccomp.listenerPath): the listener is born with the filter and
+// must reach the parent, so the hand-off (sendmsg, close of our copy, recvmsg of the
+// answer) is the one thing of ours after the load. A tenant then execs; an init hands it
+// to `create` before kReady, its fds closed first (the sync socket and exec.fifo kept).
+InitConfig notify_config(const Identity& id, int sync_fd, bool tenant) {
+  InitConfig cfg = payload_config(id, sync_fd, tenant);
+  cfg.seccomp->listener_path = "/run/agent.sock";
+  cfg.seccomp->syscalls.push_back({{"mkdir"}, "SCMP_ACT_NOTIFY", {}, {}});
+  return cfg;
+}
+
+std::string notify_end(const Identity& id, const std::string& close) {
+  std::string caps = id.no_new_privileges ? "" : "capset(effective 0x20000420, permitted 0x20000420, inheritable 0)\n";
+  return "prctl(PR_SET_PDEATHSIG, 0)\n" + close + "seccomp_set_filter(0 insns, 0x8) = listener\n" + caps +
+         "execve(\"/bin/sh\", [\"/bin/sh\", \"-c\", \"true\"], [\"PATH=/usr/bin:/bin\", \"HOME=/home/u\"])\n";
+}
+
+TEST(PayloadOrder, NotifyListenerIsTheOnlyThingAfterTheFilter) {
+  for (const Identity& id : {identities()[1], identities()[2]}) {
+    for (bool tenant : {true, false}) {
+      SCOPED_TRACE(std::string(id.name) + (tenant ? " tenant" : " init"));
+      test::RecordingSys sys;
+      add_user_files(sys);
+      sys.add_dir("/srv/app");
+      sys.give_listener(UniqueFd(::eventfd(0, EFD_CLOEXEC)));
+      Channel ch;
+      ch.queue(Msg::kGo);  // the parent's answer once the agent has the listener
+      int fifo[2];
+      ASSERT_EQ(::pipe2(fifo, O_CLOEXEC), 0);
+      ASSERT_EQ(::write(fifo[1], "0", 1), 1);
+      ASSERT_EQ(::dup3(fifo[0], kFifoFd, O_CLOEXEC), kFifoFd);
+      InitConfig cfg = notify_config(id, ch.child(), tenant);
+      if (!tenant) cfg.fifo_fd = kFifoFd;
+      EXPECT_EQ(run_payload(sys, cfg), 0) << ch.error();
+      if (!tenant) ch.child_was_closed();
+      for (int fd : {fifo[0], fifo[1], kFifoFd}) ::close(fd);
+      std::string close = tenant ? "close_range(3, 99)\nclose_range(101, ~0)\n"
+                                 : "close_range(3, 99)\nclose_range(101, 101)\nclose_range(103, ~0)\n";
+      std::string log = changes(sys);
+      EXPECT_NE(log.find("umask(022) = 022\n" + notify_end(id, close)), std::string::npos) << log;
+      auto sent = ch.sent();
+      ASSERT_EQ(sent.size(), tenant ? 1u : 2u);
+      EXPECT_EQ(sent[0].type, Msg::kSeccompFd);
+      EXPECT_TRUE(sent[0].fd) << "the listener crossed the socket";
+      if (!tenant) {
+        EXPECT_EQ(sent[1].type, Msg::kReady);
+      }
+    }
+  }
+}
 
 // close_range runs before the filter, so no profile can make it fail: a failure (whatever
 // the errno; ENOSYS and EPERM were once let through, when it ran under the filter) stops
