@@ -79,6 +79,10 @@ inline std::string changes(const test::RecordingSys& sys) {
   return out;
 }
 
+// Where the init payload tests put exec.fifo: a fixed number, so that the close_range around
+// it reads the same in every run (the sync socket is Channel::kChildFd).
+constexpr int kFifoFd = 102;
+
 // The container's passwd and group files, in the fake's model.
 inline void add_user_files(test::RecordingSys& sys) {
   sys.add_dir("/etc");
