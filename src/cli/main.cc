@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "linux/exe_seal.h"
 #include "linux/rootless.h"
+#include "util/caller_fds.h"
 #include "util/file.h"
 
 namespace berth::cli {
@@ -139,6 +140,9 @@ int main_impl(int argc, char** argv) {
 // static destructors and the loader's finalisers walking (and, after a clone, copying) our
 // pages. Everything we print goes out with write(2) as it is printed; stdio is flushed.
 int main(int argc, char** argv) {
+  // Before anything is opened: which fds are the caller's decides what --preserve-fds and
+  // LISTEN_FDS may hand to a container (util/caller_fds.h).
+  berth::caller_fds::record();
   int code = berth::cli::main_impl(argc, argv);
   std::fflush(nullptr);
   ::_exit(code);

@@ -32,6 +32,7 @@
 #include "linux/rootless.h"
 #include "linux/sys.h"
 #include "linux/userns.h"
+#include "util/caller_fds.h"
 #include "util/fds.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -415,6 +416,9 @@ Status create_steps(Creation& c) {
 }  // namespace
 
 Result<Created> create_container(const CreateOptions& o) {
+  // Before anything exists: a preserved fd that is not the caller's would be one of ours
+  // (the state root, this container's locked directory) in the container.
+  BERTH_TRY(caller_fds::check(o.listen_fds, o.preserve_fds - o.listen_fds));
   Creation c{o, {}, {}, {}, {}, {}, 0, {}, {}, {}, false, {}, false, {}};
   auto st = create_steps(c);
   if (!st) {

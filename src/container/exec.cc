@@ -36,6 +36,7 @@
 #include "linux/proc.h"
 #include "linux/process_attrs.h"
 #include "linux/sys.h"
+#include "util/caller_fds.h"
 #include "util/fds.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -59,17 +60,6 @@ struct Target {
   ContainerStatus status;
   spec::Spec config;
 };
-
-// Checked before anything is opened: a preserved fd that is not the caller's would hand
-// one of berth's own (a host directory, the log) to the container.
-Status check_preserved_fds(int n) {
-  for (int fd = 3; fd < 3 + n; ++fd) {
-    if (::fcntl(fd, F_GETFD) < 0 || fd == log::fd())
-      return Error::invalid_argument("--preserve-fds " + std::to_string(n) + ": fd " + std::to_string(fd) +
-                                     " is not an open file of the caller");
-  }
-  return ok();
-}
 
 Result<Target> load_target(const ExecOptions& o) {
   BERTH_ASSIGN(auto store, container::StateStore::open_existing(o.root));
@@ -122,7 +112,7 @@ Result<std::unique_ptr<TenantConfig>> build_tenant(const ExecOptions& o, const T
   c.process = std::move(ep.process);
   c.container_id = o.id;
   c.new_keyring = true;  // runc's exec joins a fresh "_ses.<id>" session keyring too
-  c.preserve_fds = o.preserve_fds;
+  BERTH_ASSIGN(c.preserve_fds, caller_fds::check(0, o.preserve_fds));  // cleared close-on-exec in the payload
   if (c.process.capabilities) {
     BERTH_ASSIGN(c.caps, linux::caps_from_spec(*c.process.capabilities, "process.capabilities"));
     c.has_caps = true;
@@ -332,7 +322,9 @@ int foreground(Running& r, const sigset_t& forwarded) {
 }  // namespace
 
 Result<int> exec_container(const ExecOptions& o) {
-  BERTH_TRY(check_preserved_fds(o.preserve_fds));
+  // Before anything is opened: a preserved fd that is not the caller's would hand one of
+  // ours (the state root, the container's directory, the log) to the container.
+  BERTH_TRY(caller_fds::check(0, o.preserve_fds));
   BERTH_ASSIGN(Target target, load_target(o));
   BERTH_ASSIGN(std::string json, read_process_file(o.process_file));
   BERTH_ASSIGN(container::ExecProcess ep, container::exec_process(o, target.config, json));

@@ -22,6 +22,7 @@
 #include "linux/rootless.h"
 #include "linux/sysctl.h"
 #include "seccomp/seccomp.h"
+#include "util/caller_fds.h"
 #include "util/log.h"
 #include "util/strings.h"
 #include "util/unique_fd.h"
@@ -162,7 +163,9 @@ Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOpti
   c.process = *spec.process;
   c.container_id = o.id;
   c.new_keyring = !o.no_new_keyring;
-  c.preserve_fds = o.preserve_fds;
+  // Only what the caller really passed is handed on (a create that skipped its own check
+  // still gets here): the payload clears close-on-exec on exactly these.
+  BERTH_ASSIGN(c.preserve_fds, caller_fds::check(o.listen_fds, o.preserve_fds - o.listen_fds));
   // runc appends them to process.env: the last value of a name wins (env::merge).
   if (o.listen_fds > 0) {
     c.process.env.push_back("LISTEN_FDS=" + std::to_string(o.listen_fds));

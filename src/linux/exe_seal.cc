@@ -10,6 +10,7 @@
 
 #include <climits>
 
+#include "util/caller_fds.h"
 #include "util/log.h"
 #include "util/unique_fd.h"
 
@@ -71,6 +72,9 @@ void ensure_sealed_exe(char** argv) {
     return;
   }
   log::debug("exe: not sealed: re-executing from a read-only clone of the binary (install it on a read-only mount to skip this)");
+  // The new process takes its own record of the caller's fds: it must inherit those and
+  // nothing of ours (everything we open is close-on-exec already; this makes sure).
+  caller_fds::cloexec_all_but_passed();
   ::syscall(SYS_execveat, tree.get(), "", argv, ::environ, AT_EMPTY_PATH);
 }
 

@@ -259,7 +259,9 @@ Status close_fds(linux::Sys& sys, const InitConfig& cfg, std::vector<int> keep) 
     first = static_cast<unsigned>(k) + 1;
   }
   BERTH_TRY(sys.close_range(first, ~0U));
-  // A preserved fd the caller did not have open (EBADF) is no error, as before.
+  // cfg.preserve_fds is the count caller_fds::check validated in the parent: fds the caller
+  // passed, never one of berth's, lose close-on-exec. EBADF (one the caller passed but
+  // closed since, as a shared fd table allows) is no error, as before.
   for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd)
     if (auto st = sys.clear_cloexec(fd); !st && st.error().err() != EBADF) return st;
   return ok();
