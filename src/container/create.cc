@@ -46,7 +46,8 @@ using container::process::Message;
 using container::process::Msg;
 
 Result<spec::Spec> load_bundle(const std::string& bundle) {
-  auto text = file::read(bundle + "/config.json", 64u << 20);
+  // The bundle is the caller's, but may be written by others (a FIFO there hung create).
+  auto text = file::read_regular(AT_FDCWD, bundle + "/config.json", 64u << 20);
   if (!text) {
     if (text.error().err() == ENOENT) return Error::sys(ENOENT, "open " + bundle + "/config.json");
     return std::move(text).error();

@@ -37,7 +37,7 @@ namespace {
 namespace cr = container::criu;
 
 Result<spec::Spec> load_bundle(const std::string& bundle) {
-  BERTH_ASSIGN(std::string text, file::read(bundle + "/config.json", 64u << 20));
+  BERTH_ASSIGN(std::string text, file::read_regular(AT_FDCWD, bundle + "/config.json", 64u << 20));
   BERTH_ASSIGN(spec::Spec spec, spec::parse_spec(text, "config.json"));
   BERTH_TRY(spec::validate(spec, "config.json"));
   if (!spec.process) return Error::invalid_spec("config.json: process: must be set to restore a container");
@@ -117,7 +117,8 @@ Status prepare_mountpoints(const Restoring& c) {
 }
 
 Result<std::vector<std::string>> read_descriptors(const std::string& image_dir) {
-  BERTH_ASSIGN(std::string text, file::read(image_dir + "/descriptors.json", 1u << 20));
+  // The image directory is only as trusted as whoever wrote it: a FIFO here hung restore.
+  BERTH_ASSIGN(std::string text, file::read_regular(AT_FDCWD, image_dir + "/descriptors.json", 1u << 20));
   return cr::parse_descriptors(text);
 }
 

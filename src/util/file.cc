@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 
 #include "util/unique_fd.h"
@@ -33,6 +34,17 @@ Result<std::string> read_fd(int fd, size_t max_bytes) {
 Result<std::string> read(int dirfd, const std::string& path, size_t max_bytes) {
   UniqueFd fd(::openat(dirfd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
   if (!fd) return Error::sys(errno, "open " + path);
+  return read_fd(fd.get(), max_bytes).context("read " + path);
+}
+
+Result<std::string> read_regular(int dirfd, const std::string& path, size_t max_bytes, int open_flags) {
+  UniqueFd fd(::openat(dirfd, path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | open_flags));
+  if (!fd) return Error::sys(errno, "open " + path);
+  struct stat st;
+  if (::fstat(fd.get(), &st) < 0) return Error::sys(errno, "stat " + path);
+  if (!S_ISREG(st.st_mode)) return Error::generic("read " + path + ": not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    return Error::sys(EFBIG, "read " + path + ": larger than " + std::to_string(max_bytes) + " bytes");
   return read_fd(fd.get(), max_bytes).context("read " + path);
 }
 

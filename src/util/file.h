@@ -14,6 +14,11 @@ namespace berth::file {
 // Reads the whole file (relative to dirfd, or absolute). Fails with EFBIG past max_bytes.
 Result<std::string> read(int dirfd, const std::string& path, size_t max_bytes = 64u << 20);
 Result<std::string> read(const std::string& path, size_t max_bytes = 64u << 20);
+// A file someone else controls (from a rootfs, a bundle, an image directory): opened
+// O_NONBLOCK (a FIFO or a device planted there never holds us), then refused unless fstat
+// says a regular file of at most max_bytes; procfs files (size 0) are capped while read.
+// `open_flags` adds O_NOFOLLOW where the caller wants no symlink at the last component.
+Result<std::string> read_regular(int dirfd, const std::string& path, size_t max_bytes, int open_flags = 0);
 // Reads everything from an open fd.
 Result<std::string> read_fd(int fd, size_t max_bytes = 64u << 20);
 Status write_all(int fd, std::string_view data);

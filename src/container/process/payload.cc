@@ -168,8 +168,14 @@ Status refuse_runtime_binary(const InitConfig& cfg, const std::string& path, int
     return Error::generic("exec: " + str::go_quote(path) + ": refusing to run the container runtime binary in the container");
   if (depth >= 4) return ok();
   char head[256] = {};
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, and only a regular file's head: an interpreter that is a FIFO (planted
+  // by the container) held run, create and exec in open(2) forever. execve refuses it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return ok();
+  if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return ok();
+  }
   ssize_t n = ::read(fd, head, sizeof head - 1);
   ::close(fd);
   if (n < 3 || head[0] != '#' || head[1] != '!') return ok();
