@@ -1,0 +1,110 @@
+// Files of the container, the bundle or an image that are FIFOs: each open(2) of one used
+// to block berth for good (run, create and exec on a `#!` interpreter, exec --user on
+// /etc/passwd, create on config.json, restore on descriptors.json; a direct run then
+// ignored SIGTERM). Every one must now fail, or go on without the file, at once. Each
+// runtime call has a deadline well below the harness's kill: a regression fails as a
+// timeout (code 137) instead of hanging the suite.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "integration/rootfs_test_support.h"
+#include "security/security_support.h"
+
+namespace berth::test {
+namespace {
+
+using BlockingFiles = RootfsTest;
+
+constexpr int kDeadline = 15;  // seconds; every answer below comes in well under one
+
+void make_fifo(const std::string& path) {
+  ::unlink(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0) << path;
+}
+
+// A payload script whose interpreter is a FIFO of the container's.
+void plant_fifo_interpreter(Bundle& b) {
+  make_fifo(b.rootfs() + "/fifo");
+  write_text(b.rootfs() + "/evil", "#!/fifo\n");
+  ::chmod((b.rootfs() + "/evil").c_str(), 0755);
+}
+
+void expect_prompt_failure(const CmdResult& r, int code, const std::string& what) {
+  EXPECT_NE(r.code, 137) << what << " blocked until killed";
+  EXPECT_EQ(r.code, code) << what << ": " << r.err;
+  EXPECT_NE(r.err.find("permission denied"), std::string::npos) << what << ": " << r.err;  // execve's EACCES, as runc
+}
+
+TEST_F(BlockingFiles, FifoInterpreterFailsRunCreateAndExecAtOnce) {
+  Runtime rt;
+  {
+    Bundle b;
+    plant_fifo_interpreter(b);
+    b.spec().process->args = {"/evil"};
+    expect_prompt_failure(run_container(rt, b, "fifo-interp-run", kDeadline), 1, "run");
+    EXPECT_NE(rt({"state", "fifo-interp-run"}).code, 0) << "a failed run left its container";
+  }
+  {
+    Bundle b;
+    plant_fifo_interpreter(b);
+    b.spec().process->args = {"/evil"};
+    b.spec().linux->cgroups_path = std::string(kTestCgroupParent) + "/fifo-interp-create";
+    b.write();
+    // The init looks the payload up before it reports ready (where it used to block), and
+    // its execve fails after `start`, whose answer does not wait for it (as runc's).
+    auto r = rt({"create", "--bundle", b.path(), "fifo-interp-create"}, "", kDeadline);
+    EXPECT_NE(r.code, 137) << "create blocked until killed";
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(rt({"start", "fifo-interp-create"}, "", kDeadline).code, 0);
+    EXPECT_TRUE(eventually([&] { return rt({"state", "fifo-interp-create"}).out.find("stopped") != std::string::npos; }))
+        << "the init did not end on the failed execve";
+    EXPECT_EQ(rt({"delete", "--force", "fifo-interp-create"}, "", kDeadline).code, 0);
+  }
+  Container c(rt, "fifo-interp-exec", {}, [](Bundle& b) { plant_fifo_interpreter(b); });
+  ASSERT_EQ(c.started().code, 0) << c.started().err;
+  auto started = std::chrono::steady_clock::now();
+  auto e = rt({"exec", "fifo-interp-exec", "/evil"}, "", kDeadline);
+  expect_prompt_failure(e, 255, "exec");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+}
+
+// /etc/passwd is read for exec --user NAME and for HOME: a FIFO there is no file of users.
+TEST_F(BlockingFiles, FifoPasswdNeitherHoldsRunNorExecByName) {
+  Runtime rt;
+  Bundle b;
+  make_fifo(b.rootfs() + "/etc/passwd");
+  b.spec().process->args = {"sh", "-c", "echo home=$HOME"};
+  auto r = run_container(rt, b, "fifo-passwd-run", kDeadline);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "home=/\n");  // runc's default for a user it cannot look up
+
+  Container c(rt, "fifo-passwd-exec", {}, [](Bundle& cb) { make_fifo(cb.rootfs() + "/etc/passwd"); });
+  ASSERT_EQ(c.started().code, 0) << c.started().err;
+  auto e = rt({"exec", "--user", "daemon", "fifo-passwd-exec", "true"}, "", kDeadline);
+  EXPECT_NE(e.code, 137) << "exec --user blocked on the FIFO until killed";
+  EXPECT_EQ(e.code, 255) << e.err;
+  EXPECT_NE(e.err.find("daemon"), std::string::npos) << e.err;
+}
+
+TEST_F(BlockingFiles, FifoConfigIsRefusedAndLeavesNothing) {
+  Runtime rt;
+  Bundle b;
+  b.spec().linux->cgroups_path = std::string(kTestCgroupParent) + "/fifo-config";
+  b.write();
+  make_fifo(b.path() + "/config.json");
+  for (const char* cmd : {"create", "run"}) {
+    auto r = rt({cmd, "--bundle", b.path(), "fifo-config"}, "", kDeadline);
+    EXPECT_NE(r.code, 137) << cmd << " blocked on the FIFO until killed";
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("config.json: not a regular file"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_EQ(run_cmd({"ls", "-A", rt.root()}).out, "") << "something was left under the state root";
+}
+
+}  // namespace
+}  // namespace berth::test
