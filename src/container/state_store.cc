@@ -4,10 +4,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <string>
 #include <cerrno>
 
 #include "container/record.h"
@@ -46,6 +48,18 @@ bool id_char_ok(char c) {
          c == '+' || c == '-' || c == '.';
 }
 
+// A mount on a directory of a container's state (a killed restore leaves the rootfs bound at
+// criu-root) is detached, never descended into: removing the state through it removed the
+// rootfs's files. statx's mount-root bit, not st_dev: a bind from the same file system has
+// the same device. False (and the directory kept) if it cannot be detached.
+bool detach_if_mounted(int dirfd, const char* name) {
+  struct statx sx;
+  if (::statx(dirfd, name, AT_SYMLINK_NOFOLLOW, 0, &sx) < 0) return true;
+  if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) return true;
+  std::string at = "/proc/self/fd/" + std::to_string(dirfd) + "/" + name;
+  return ::umount2(at.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) == 0;
+}
+
 // Removes everything under dirfd (one level of files plus nested dirs), never following links.
 // Returns the first errno that stopped a removal (0: none), so that the caller can say why
 // a directory stayed (a read-only state root gives EROFS, not a vague "busy").
@@ -61,6 +75,10 @@ int remove_tree_at(int parent, const char* name) {
       while (struct dirent* e = ::readdir(d)) {
         if (std::string_view(e->d_name) == "." || std::string_view(e->d_name) == "..") continue;
         if (e->d_type == DT_DIR) {
+          if (!detach_if_mounted(::dirfd(d), e->d_name)) {
+            note(-1);
+            continue;
+          }
           int e2 = remove_tree_at(::dirfd(d), e->d_name);
           if (first == 0) first = e2;
         } else {
