@@ -6,10 +6,12 @@
 // timeout (code 137) instead of hanging the suite.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "integration/rootfs_test_support.h"
 #include "security/security_support.h"
@@ -104,6 +106,69 @@ TEST_F(BlockingFiles, FifoConfigIsRefusedAndLeavesNothing) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
   EXPECT_EQ(run_cmd({"ls", "-A", rt.root()}).out, "") << "something was left under the state root";
+}
+
+bool built_with_criu() {
+  return run_cmd({berth_binary(), "features"}).out.find("\"org.berth.checkpoint.enabled\": \"true\"") != std::string::npos;
+}
+
+bool cgroup_left(const std::string& id) {
+  struct stat st;
+  return ::stat(("/sys/fs/cgroup/pids/berth-test/" + id).c_str(), &st) == 0 ||
+         ::stat(("/sys/fs/cgroup/unified/berth-test/" + id).c_str(), &st) == 0;
+}
+
+// descriptors.json is read before CRIU runs: no working CRIU is needed to see it refused.
+TEST_F(BlockingFiles, FifoDescriptorsJsonFailsRestoreAndLeavesNothing) {
+  if (!built_with_criu()) GTEST_SKIP() << "berth was built without CRIU support";
+  Runtime rt;
+  Bundle b;
+  b.spec().process->args = {"sleep", "100"};
+  b.spec().linux->cgroups_path = "/berth-test/fifo-descriptors";
+  b.write();
+  TempDir img;
+  make_fifo(img.path() + "/descriptors.json");
+  auto r = rt({"restore", "-d", "--image-path", img.path(), "--bundle", b.path(), "fifo-descriptors"}, "", kDeadline);
+  EXPECT_NE(r.code, 137) << "restore blocked on the FIFO until killed";
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("descriptors.json: not a regular file"), std::string::npos) << r.err;
+  EXPECT_EQ(run_cmd({"ls", "-A", rt.root()}).out, "") << "restore left its state directory";
+  EXPECT_EQ(mount_lines(rt.root()), std::vector<std::string>{}) << "restore left criu-root mounted";
+  EXPECT_FALSE(cgroup_left("fifo-descriptors"));
+}
+
+// A restore killed while CRIU works (here a stand-in that never answers) leaves its state
+// directory with the rootfs bound at criu-root: delete -f must remove both, and never the
+// rootfs's files through that bind.
+TEST_F(BlockingFiles, KilledRestoreIsUndoneByDeleteForce) {
+  if (!built_with_criu()) GTEST_SKIP() << "berth was built without CRIU support";
+  Runtime rt;
+  Bundle b;
+  b.spec().process->args = {"sleep", "100"};
+  b.spec().linux->cgroups_path = "/berth-test/killed-restore";
+  b.write();
+  TempDir tools, img;
+  std::string criu = tools.path() + "/criu", criu_pid = tools.path() + "/pid";
+  write_text(criu, "#!/bin/sh\necho $$ > " + criu_pid + "\nexec sleep 60\n");
+  ::chmod(criu.c_str(), 0755);
+  write_text(img.path() + "/descriptors.json", "[\"/dev/null\",\"/dev/null\",\"/dev/null\"]\n");
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl(rt.binary().c_str(), rt.binary().c_str(), "--root", rt.root().c_str(), "--criu", criu.c_str(), "restore",
+            "-d", "--image-path", img.path().c_str(), "--bundle", b.path().c_str(), "killed-restore", nullptr);
+    ::_exit(127);
+  }
+  bool bound = eventually([&] { return !mount_lines(rt.root()).empty() && !read_text(criu_pid).empty(); }, 10000);
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  if (int p = std::atoi(read_text(criu_pid).c_str()); p > 0) ::kill(p, SIGKILL);
+  ASSERT_TRUE(bound) << "the restore never reached CRIU with its root bound";
+  auto d = rt({"delete", "--force", "killed-restore"}, "", kDeadline);
+  EXPECT_EQ(d.code, 0) << d.err;
+  EXPECT_EQ(mount_lines(rt.root()), std::vector<std::string>{}) << "criu-root is still mounted";
+  EXPECT_EQ(run_cmd({"ls", "-A", rt.root()}).out, "") << "the state directory is still there";
+  EXPECT_TRUE(host_exists(b.rootfs() + "/bin/busybox")) << "delete removed the rootfs's files through criu-root";
+  EXPECT_FALSE(cgroup_left("killed-restore"));
 }
 
 }  // namespace
