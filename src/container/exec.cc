@@ -38,6 +38,7 @@
 #include "linux/sys.h"
 #include "util/caller_fds.h"
 #include "util/fds.h"
+#include "util/interrupt.h"
 #include "util/file.h"
 #include "util/log.h"
 #include "util/scope_exit.h"
@@ -336,8 +337,12 @@ Result<int> exec_container(const ExecOptions& o) {
   sigset_t old, forwarded;
   if (!o.detach) forwarded = block_forwarded_signals(&old);
   ScopeExit unblock([&] {
+    interrupt::disarm();
     if (!o.detach) ::sigprocmask(SIG_SETMASK, &old, nullptr);
   });
+  // Until the process runs, SIGTERM and the like end the wait for it (and it is killed);
+  // once it runs they are forwarded to it.
+  if (!o.detach) BERTH_TRY(interrupt::arm());
   auto started = start_tenant(*tenant, cg);
   if (!started) return unless_stopped(std::move(started).error(), init_pidfd.get(), target.record);
   Running r = std::move(*started);
@@ -346,6 +351,7 @@ Result<int> exec_container(const ExecOptions& o) {
     r.tenant.kill_and_reap();
     return unless_stopped(std::move(st).error(), init_pidfd.get(), target.record);
   }
+  interrupt::disarm();
   BERTH_TRY(publish(o, r));
   if (o.detach) {
     r.tenant.release();

@@ -15,6 +15,7 @@
 
 #include "container/process/spawn.h"
 #include "util/file.h"
+#include "util/interrupt.h"
 #include "util/strings.h"
 
 namespace berth::container {
@@ -107,16 +108,21 @@ Status run_hook(const spec::Hook& hook, const std::string& state_json, const std
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(hook.timeout.value_or(0));
   bool open_out = true, open_err = true;
   while (open_out || open_err) {
-    struct pollfd fds[2] = {{p.out[0], POLLIN, 0}, {p.err[0], POLLIN, 0}};
+    // A foreground run's SIGTERM ends a hook that never ends (util/interrupt.h).
+    struct pollfd fds[3] = {{p.out[0], POLLIN, 0}, {p.err[0], POLLIN, 0}, {interrupt::fd(), POLLIN, 0}};
     int wait_ms = -1;
     if (hook.timeout) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) break;
       wait_ms = static_cast<int>(left.count());
     }
-    int n = ::poll(fds, 2, wait_ms);
+    int n = ::poll(fds, 3, wait_ms);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
+    if (fds[2].revents & POLLIN) {
+      child.kill_and_reap();
+      return interrupt::interrupted();
+    }
     char buf[4096];
     for (int i = 0; i < 2; ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP))) continue;

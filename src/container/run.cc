@@ -14,6 +14,8 @@
 #include "berth/container.h"
 #include "container/run.h"
 #include "util/file.h"
+#include "util/interrupt.h"
+#include "util/scope_exit.h"
 #include "util/unique_fd.h"
 
 namespace berth {
@@ -129,6 +131,10 @@ Result<int> run_container(const CreateOptions& options, const RunOptions& run) {
   // Signals are taken through a signalfd; the init resets its own mask before execve.
   sigset_t mask, old;
   if (!run.detach) mask = block_forwarded_signals(&old);
+  // Until the container runs, SIGTERM and the like end berth's waits and undo the create;
+  // once it runs they are forwarded to it.
+  if (!run.detach) BERTH_TRY(interrupt::arm());
+  ScopeExit disarm([] { interrupt::disarm(); });
   BERTH_ASSIGN(Created c, create_container(o));
   UniqueFd pidfd(c.pidfd), master(c.console_master);
   auto st = c.started ? ok() : start_container(o.root, o.id);
@@ -136,6 +142,7 @@ Result<int> run_container(const CreateOptions& options, const RunOptions& run) {
     (void)delete_container(o.root, o.id, true);
     return std::move(st).error();
   }
+  interrupt::disarm();
   if (run.detach) return 0;
   int code = supervise_foreground(c, mask);
   if (!run.keep) (void)delete_container(o.root, o.id, true);

@@ -2,7 +2,9 @@
 #include "container/process/sync.h"
 
 #include "util/fd_passing.h"
+#include "util/interrupt.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -35,6 +37,22 @@ ssize_t retried(F&& call) {
   do n = call();
   while (n < 0 && (errno == EINTR || (errno == ECONNRESET && !std::exchange(reset_seen, true))));
   return n;
+}
+
+// A foreground run or exec waiting on its init or exec process: a SIGTERM (or SIGINT...)
+// ends the wait, so that the create is undone (util/interrupt.h). Never in the init.
+Status wait_uninterrupted(int sock) {
+  int ifd = interrupt::fd();
+  if (ifd < 0) return ok();
+  while (true) {
+    struct pollfd fds[2] = {{sock, POLLIN, 0}, {ifd, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return Error::sys(errno, "sync: poll");
+    }
+    if (fds[1].revents & POLLIN) return interrupt::interrupted();
+    if (fds[0].revents) return ok();
+  }
 }
 
 }  // namespace
@@ -76,6 +94,7 @@ Result<std::optional<Message>> receive_or_eof(int sock) {
   // and again in the init (malloc consolidating its free chunks, copy-on-write after the
   // clone), at 10-30 us each on a VM: more than the extra syscall. No message is empty:
   // a size of 0 is the end.
+  BERTH_TRY(wait_uninterrupted(sock));
   ssize_t size = retried([&] { return ::recv(sock, nullptr, 0, MSG_PEEK | MSG_TRUNC); });
   if (size < 0) return Error::sys(errno, "sync: receive");
   if (size == 0) return std::optional<Message>();
