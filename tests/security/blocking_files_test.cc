@@ -5,6 +5,7 @@
 // runtime call has a deadline well below the harness's kill: a regression fails as a
 // timeout (code 137) instead of hanging the suite.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
@@ -169,6 +170,48 @@ TEST_F(BlockingFiles, KilledRestoreIsUndoneByDeleteForce) {
   EXPECT_EQ(run_cmd({"ls", "-A", rt.root()}).out, "") << "the state directory is still there";
   EXPECT_TRUE(host_exists(b.rootfs() + "/bin/busybox")) << "delete removed the rootfs's files through criu-root";
   EXPECT_FALSE(cgroup_left("killed-restore"));
+}
+
+// Before the payload runs, a foreground run answers SIGTERM: it stops waiting (here on a
+// createRuntime hook that never ends), kills what it started and undoes the create. It
+// used to hold the signal blocked (for forwarding later) and wait until SIGKILL.
+TEST_F(BlockingFiles, SigtermBeforeThePayloadRunsEndsRunAndUndoesTheCreate) {
+  Runtime rt;
+  Bundle b;
+  TempDir tools;
+  std::string hook_pid = tools.path() + "/hook-pid";
+  spec::Hooks h;
+  h.create_runtime = {spec::Hook{"/bin/sh", {"sh", "-c", "echo $$ > " + hook_pid + "; exec sleep 1000"}, {}, {}}};
+  b.spec().hooks = h;
+  b.spec().linux->cgroups_path = std::string(kTestCgroupParent) + "/sigterm-run";
+  b.write();
+  int err[2];
+  ASSERT_EQ(::pipe2(err, O_CLOEXEC | O_NONBLOCK), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(err[1], 2);
+    ::execl(rt.binary().c_str(), rt.binary().c_str(), "--root", rt.root().c_str(), "run", "--bundle",
+            b.path().c_str(), "sigterm-run", nullptr);
+    ::_exit(127);
+  }
+  ::close(err[1]);
+  bool hook_running = eventually([&] { return !read_text(hook_pid).empty(); }, 10000);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  bool ended = eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 10000);
+  if (!ended) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
+  std::string text = drain(err[0], 100);
+  ::close(err[0]);
+  int hook = std::atoi(read_text(hook_pid).c_str());
+  bool hook_alive = hook > 0 && ::kill(hook, 0) == 0;
+  if (hook_alive) ::kill(hook, SIGKILL);
+  ASSERT_TRUE(hook_running) << "the createRuntime hook never started: " << text;
+  EXPECT_TRUE(ended) << "run ignored SIGTERM until killed";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "status " << status << ": " << text;
+  EXPECT_NE(text.find("interrupted by SIGTERM"), std::string::npos) << text;
+  EXPECT_FALSE(hook_alive) << "the hook outlived the interrupted run";
+  EXPECT_EQ(run_cmd({"ls", "-A", rt.root()}).out, "") << "the interrupted create left its state";
+  EXPECT_FALSE(host_exists("/sys/fs/cgroup/pids" + std::string(kTestCgroupParent) + "/sigterm-run"));
 }
 
 }  // namespace
