@@ -140,7 +140,9 @@ Error criu_failure(const Request& r, int err, const std::string& errmsg) {
   std::string log = dir + "/" + r.log_file;
   std::string text = std::string("criu failed: type ") + request_type_name(r.kind) + " errno " + std::to_string(err) +
                      "\nlog file: " + log;
-  auto content = file::read(log, 16u << 20);
+  // In the image (or work) directory, which whoever wrote the image controls: a FIFO or a
+  // link planted at the log's name must neither hold us nor be followed.
+  auto content = file::read_regular(AT_FDCWD, log, 16u << 20, O_NOFOLLOW);
   std::string first = content ? first_log_error(*content) : "";
   // CRIU quotes what it could not take from its config file: that file may be one it was
   // never meant to read (issue 31 §3), so only the option's key is named.
