@@ -11,7 +11,7 @@ namespace berth::interrupt {
 namespace {
 
 int g_fd = -1;
-pid_t g_owner = 0;  // the direct init and the exec tenant share our memory, not our waits
+bool g_held = false;  // the direct init and the exec tenant share our memory, not our waits
 
 }  // namespace
 
@@ -28,17 +28,21 @@ Status arm() {
   int fd = ::signalfd(-1, &s, SFD_CLOEXEC | SFD_NONBLOCK);
   if (fd < 0) return Error::sys(errno, "signalfd");
   g_fd = fd;
-  g_owner = ::getpid();
   return ok();
 }
 
 void disarm() {
-  if (g_fd >= 0 && g_owner == ::getpid()) ::close(g_fd);
+  if (g_fd >= 0) ::close(g_fd);
   g_fd = -1;
-  g_owner = 0;
 }
 
-int fd() { return g_fd >= 0 && g_owner == ::getpid() ? g_fd : -1; }
+int fd() { return g_held ? -1 : g_fd; }
+
+bool hold(bool held) {
+  bool was = g_held;
+  g_held = held;
+  return was;
+}
 
 Error interrupted() {
   struct signalfd_siginfo si {};

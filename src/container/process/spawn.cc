@@ -10,8 +10,24 @@
 
 #include <cerrno>
 
+#include "util/interrupt.h"
+
 namespace berth::container::process {
 namespace {
+
+// Taken before a clone and put back in the parent once it returns (a child in our memory
+// has exited or exec'd by then); a child never runs the destructor (it ends in _exit or
+// execve), so it keeps the hold: its sync waits are not ended by our SIGTERM.
+class HeldForChild {
+ public:
+  HeldForChild() : was_(interrupt::hold(true)) {}
+  ~HeldForChild() { interrupt::hold(was_); }
+  HeldForChild(const HeldForChild&) = delete;
+  HeldForChild& operator=(const HeldForChild&) = delete;
+
+ private:
+  bool was_;
+};
 
 Result<OwnedPid> do_clone(uint64_t flags, int cgroup_fd, const std::function<int()>& child) {
   int pidfd = -1;
@@ -23,6 +39,7 @@ Result<OwnedPid> do_clone(uint64_t flags, int cgroup_fd, const std::function<int
     args.flags |= CLONE_INTO_CGROUP;
     args.cgroup = static_cast<uint64_t>(cgroup_fd);
   }
+  HeldForChild held;
   long pid = ::syscall(SYS_clone3, &args, sizeof args);
   if (pid < 0) return Error::sys(errno, "clone3");
   if (pid == 0) {
@@ -50,6 +67,7 @@ Result<OwnedPid> fork_child(const std::function<int()>& child) {
   if (r || r.error().err() != ENOSYS) return r;
   // A seccomp filter already loaded (startContainer hooks run after it) may answer clone3
   // with ENOSYS, as Docker's profile does: fall back to fork.
+  HeldForChild held;
   pid_t pid = ::fork();
   if (pid < 0) return Error::sys(errno, "fork");
   if (pid == 0) ::_exit(child());
@@ -75,6 +93,7 @@ Result<OwnedPid> vfork_child(int flags, const std::function<int()>& child) {
   auto entry = [](void* arg) -> int { return (*static_cast<const std::function<int()>*>(arg))(); };
   // glibc's clone: the child calls entry on the new stack and exits with its value (the
   // exit system call itself: no atexit handlers, no stdio flush of our buffers).
+  HeldForChild held;
   int pid = ::clone(entry, base + kGuard + kStack, flags | CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
                     const_cast<std::function<int()>*>(&child), &pidfd);
   int err = errno;
