@@ -172,9 +172,49 @@ TEST_F(BlockingFiles, KilledRestoreIsUndoneByDeleteForce) {
   EXPECT_FALSE(cgroup_left("killed-restore"));
 }
 
+struct Interrupted {
+  bool started = false, ended = false;
+  int status = 0;
+  std::string err;
+};
+
+// `run` in the foreground, sent `sig` once `marker` has content (a hook that never ends
+// wrote it); waited for with a deadline.
+Interrupted interrupt_run(const Runtime& rt, const Bundle& b, const std::string& id, const std::string& marker,
+                          int sig) {
+  Interrupted out;
+  int err[2];
+  if (::pipe2(err, O_CLOEXEC | O_NONBLOCK) < 0) return out;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(err[1], 2);
+    ::execl(rt.binary().c_str(), rt.binary().c_str(), "--root", rt.root().c_str(), "run", "--bundle",
+            b.path().c_str(), id.c_str(), nullptr);
+    ::_exit(127);
+  }
+  ::close(err[1]);
+  out.started = eventually([&] { return !read_text(marker).empty(); }, 10000);
+  ::kill(pid, sig);
+  out.ended = eventually([&] { return ::waitpid(pid, &out.status, WNOHANG) == pid; }, 10000);
+  if (!out.ended) ::kill(pid, SIGKILL), ::waitpid(pid, &out.status, 0);
+  out.err = drain(err[0], 100);
+  ::close(err[0]);
+  return out;
+}
+
+void expect_undone(const Interrupted& r, const Runtime& rt, const std::string& id, const std::string& sig) {
+  ASSERT_TRUE(r.started) << "the hook never started: " << r.err;
+  EXPECT_TRUE(r.ended) << "run ignored " << sig << " until killed";
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 1) << "status " << r.status << ": " << r.err;
+  EXPECT_NE(r.err.find("interrupted by " + sig), std::string::npos) << r.err;
+  EXPECT_EQ(run_cmd({"ls", "-A", rt.root()}).out, "") << "the interrupted create left its state";
+  // The cgroup goes only once nothing runs in it: the init and what it started are gone.
+  EXPECT_FALSE(host_exists("/sys/fs/cgroup/pids" + std::string(kTestCgroupParent) + "/" + id));
+}
+
 // Before the payload runs, a foreground run answers SIGTERM: it stops waiting (here on a
-// createRuntime hook that never ends), kills what it started and undoes the create. It
-// used to hold the signal blocked (for forwarding later) and wait until SIGKILL.
+// createRuntime hook of its own that never ends), kills what it started and undoes the
+// create. It used to hold the signal blocked (for forwarding later) and wait until SIGKILL.
 TEST_F(BlockingFiles, SigtermBeforeThePayloadRunsEndsRunAndUndoesTheCreate) {
   Runtime rt;
   Bundle b;
@@ -185,33 +225,27 @@ TEST_F(BlockingFiles, SigtermBeforeThePayloadRunsEndsRunAndUndoesTheCreate) {
   b.spec().hooks = h;
   b.spec().linux->cgroups_path = std::string(kTestCgroupParent) + "/sigterm-run";
   b.write();
-  int err[2];
-  ASSERT_EQ(::pipe2(err, O_CLOEXEC | O_NONBLOCK), 0);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(err[1], 2);
-    ::execl(rt.binary().c_str(), rt.binary().c_str(), "--root", rt.root().c_str(), "run", "--bundle",
-            b.path().c_str(), "sigterm-run", nullptr);
-    ::_exit(127);
-  }
-  ::close(err[1]);
-  bool hook_running = eventually([&] { return !read_text(hook_pid).empty(); }, 10000);
-  ::kill(pid, SIGTERM);
-  int status = 0;
-  bool ended = eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 10000);
-  if (!ended) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
-  std::string text = drain(err[0], 100);
-  ::close(err[0]);
+  auto r = interrupt_run(rt, b, "sigterm-run", hook_pid, SIGTERM);
   int hook = std::atoi(read_text(hook_pid).c_str());
   bool hook_alive = hook > 0 && ::kill(hook, 0) == 0;
   if (hook_alive) ::kill(hook, SIGKILL);
-  ASSERT_TRUE(hook_running) << "the createRuntime hook never started: " << text;
-  EXPECT_TRUE(ended) << "run ignored SIGTERM until killed";
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "status " << status << ": " << text;
-  EXPECT_NE(text.find("interrupted by SIGTERM"), std::string::npos) << text;
+  expect_undone(r, rt, "sigterm-run", "SIGTERM");
   EXPECT_FALSE(hook_alive) << "the hook outlived the interrupted run";
-  EXPECT_EQ(run_cmd({"ls", "-A", rt.root()}).out, "") << "the interrupted create left its state";
-  EXPECT_FALSE(host_exists("/sys/fs/cgroup/pids" + std::string(kTestCgroupParent) + "/sigterm-run"));
+}
+
+// The same while berth waits on its init (whose createContainer hook never ends): the wait
+// on the sync socket ends too, here on SIGINT.
+TEST_F(BlockingFiles, SigintWhileTheInitSetsUpEndsRunAndUndoesTheCreate) {
+  Runtime rt;
+  Bundle b;
+  TempDir tools;
+  std::string marker = tools.path() + "/hook-ran";  // before pivot_root: the host's path
+  spec::Hooks h;
+  h.create_container = {spec::Hook{"/bin/sh", {"sh", "-c", "echo ran > " + marker + "; exec sleep 1000"}, {}, {}}};
+  b.spec().hooks = h;
+  b.spec().linux->cgroups_path = std::string(kTestCgroupParent) + "/sigint-run";
+  b.write();
+  expect_undone(interrupt_run(rt, b, "sigint-run", marker, SIGINT), rt, "sigint-run", "SIGINT");
 }
 
 }  // namespace
