@@ -1,6 +1,7 @@
 // The berth config file (see config.h): "nvidia" {enabled, driverRoot, procRoot, sysRoot,
 // devRoot, ldcache, ldconfig, binDirs, defaultCapabilities, envRequestWithoutDriver,
-// acceptVolumeMounts, loadKernelModules, modprobe, discoveryCache, mpsPipeDirectory} and
+// acceptVolumeMounts, loadKernelModules, modprobe, discoveryCache, mpsPipeDirectory,
+// probeTimeoutMs} and
 // "cdi" {enabled, specDirs} and "rdma" {sysRoot, devRoot}.
 #include "devices/config.h"
 
@@ -29,6 +30,7 @@ void visit(V& v, NvidiaConfig& c) {
   v("modprobe", c.modprobe);
   v("discoveryCache", c.discovery_cache);
   v("mpsPipeDirectory", c.mps_pipe_dir);
+  v("probeTimeoutMs", c.probe_timeout_ms);
 }
 
 template <class V>
@@ -76,6 +78,8 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
   const std::string& w = n.env_request_without_driver;
   if (w != "warn" && w != "error" && w != "ignore")
     return Error::invalid_argument(src + ": nvidia.envRequestWithoutDriver: must be warn, error or ignore, got \"" + w + "\"");
+  if (n.probe_timeout_ms == 0 || n.probe_timeout_ms > 600000)
+    return Error::invalid_argument(src + ": nvidia.probeTimeoutMs: must be 1 to 600000, got " + std::to_string(n.probe_timeout_ms));
   for (const auto& d : c.cdi.spec_dirs)
     if (d.empty() || d[0] != '/')
       return Error::invalid_argument(src + ": cdi.specDirs: must be absolute paths, got \"" + d + "\"");

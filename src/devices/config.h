@@ -4,6 +4,7 @@
 // A missing default file means defaults; a missing $BERTH_CONFIG file is an error.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,9 @@ struct NvidiaConfig {
   std::string modprobe = "/sbin/modprobe";  // modprobe
   bool discovery_cache = true;             // discoveryCache: per driver version, in the state root
   std::string mps_pipe_dir = "/tmp/nvidia-mps";  // mpsPipeDirectory, inside the driver root
+  // probeTimeoutMs: how long libcuda's cuDriverGetVersion or NVML may take in their forked
+  // child before it is killed (a driver whose RPC hangs); tests make it short.
+  uint32_t probe_timeout_ms = 10000;
 };
 
 struct CdiConfig {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 
 #include "util/strings.h"
@@ -19,8 +20,6 @@
 
 namespace berth::devices::nvidia {
 namespace {
-
-constexpr int kTimeoutMs = 10000;
 
 int64_t now_ms() {
   timespec ts;
@@ -135,7 +134,8 @@ Result<std::string> run_in_child(const std::function<int(int)>& body, int timeou
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (timed_out) return Error::generic(what + ": timed out after " + std::to_string(timeout_ms / 1000) + "s");
+  // ETIMEDOUT lets the caller tell a hung driver (remembered longer) from a failing one.
+  if (timed_out) return Error(ETIMEDOUT, ErrorKind::kGeneric, what + ": timed out after " + describe_timeout(timeout_ms));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     auto at = out.rfind("error ");
     std::string why = at == std::string::npos ? "exit status " + std::to_string(status) : std::string(str::trim(out.substr(at + 6)));
@@ -144,7 +144,12 @@ Result<std::string> run_in_child(const std::function<int(int)>& body, int timeou
   return out;
 }
 
-Result<std::string> probe_cuda_version(const std::string& libcuda_path) {
+std::string describe_timeout(int timeout_ms) {
+  if (timeout_ms % 1000 == 0) return std::to_string(timeout_ms / 1000) + " s";
+  return std::to_string(timeout_ms) + " ms";
+}
+
+Result<std::string> probe_cuda_version(const std::string& libcuda_path, int timeout_ms) {
   BERTH_ASSIGN(std::string out, run_in_child(
                                     [&](int fd) {
                                       void* h = ::dlopen(libcuda_path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -156,7 +161,7 @@ Result<std::string> probe_cuda_version(const std::string& libcuda_path) {
                                       ::dprintf(fd, "cuda %d\n", v);
                                       return 0;
                                     },
-                                    kTimeoutMs, "read the CUDA version from " + libcuda_path));
+                                    timeout_ms, "read the CUDA version from " + libcuda_path));
   auto parts = str::split_nonempty(str::trim(out), ' ');
   auto v = parts.size() == 2 && parts[0] == "cuda" ? str::parse_u64(parts[1]) : std::nullopt;
   if (!v) return Error::generic("unexpected CUDA version report: " + out);
@@ -181,9 +186,10 @@ Result<std::vector<NvmlGpu>> parse_nvml_report(const std::string& text) {
   return gpus;
 }
 
-Result<std::vector<NvmlGpu>> probe_nvml(const std::string& libnvml_path, const std::vector<std::string>& bus_ids) {
+Result<std::vector<NvmlGpu>> probe_nvml(const std::string& libnvml_path, const std::vector<std::string>& bus_ids,
+                                        int timeout_ms) {
   BERTH_ASSIGN(std::string out,
-               run_in_child([&](int fd) { return nvml_child(libnvml_path, bus_ids, fd); }, kTimeoutMs, "query NVML"));
+               run_in_child([&](int fd) { return nvml_child(libnvml_path, bus_ids, fd); }, timeout_ms, "query NVML"));
   return parse_nvml_report(out);
 }
 

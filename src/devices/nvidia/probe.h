@@ -13,12 +13,18 @@
 
 namespace berth::devices::nvidia {
 
+inline constexpr int kProbeTimeoutMs = 10000;
+
 // Runs `body` in a forked child; what it writes to the fd it is given is returned once it
-// exits 0. The child has PR_SET_NO_NEW_PRIVS and dies with the parent.
+// exits 0. The child has PR_SET_NO_NEW_PRIVS and dies with the parent. A child still
+// running after timeout_ms is killed: the error then has err() == ETIMEDOUT.
 Result<std::string> run_in_child(const std::function<int(int out_fd)>& body, int timeout_ms, const std::string& what);
 
+// "10 s", "250 ms": a timeout as messages give it.
+std::string describe_timeout(int timeout_ms);
+
 // cuDriverGetVersion from the host libcuda (a host path): "12.4".
-Result<std::string> probe_cuda_version(const std::string& libcuda_path);
+Result<std::string> probe_cuda_version(const std::string& libcuda_path, int timeout_ms = kProbeTimeoutMs);
 
 struct NvmlMig {
   unsigned index = 0;  // NVML's MIG device index on its parent (the j of i:j)
@@ -35,7 +41,8 @@ struct NvmlGpu {
 };
 
 // NVML facts for the given GPUs (by PCI bus id), from the host libnvidia-ml (a host path).
-Result<std::vector<NvmlGpu>> probe_nvml(const std::string& libnvml_path, const std::vector<std::string>& bus_ids);
+Result<std::vector<NvmlGpu>> probe_nvml(const std::string& libnvml_path, const std::vector<std::string>& bus_ids,
+                                        int timeout_ms = kProbeTimeoutMs);
 
 // The text protocol between the NVML child and berth (exposed for tests).
 Result<std::vector<NvmlGpu>> parse_nvml_report(const std::string& text);
