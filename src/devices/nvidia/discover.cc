@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "devices/nvidia/rootdir.h"
 #include "util/file.h"
@@ -146,6 +147,43 @@ MigMinors parse_mig_minors(std::string_view text, const std::optional<std::set<u
 
 MigMinors read_mig_minors(const HostView& host, const std::set<uint32_t>& gpu_minors) {
   return parse_mig_minors(read_or_empty(host.proc("/driver/nvidia-caps/mig-minors")), gpu_minors);
+}
+
+namespace {
+
+std::string identity_line(const std::string& name, const struct stat& st) {
+  char buf[160];
+  snprintf(buf, sizeof buf, " %o %llu %lld.%09ld\n", st.st_mode & S_IFMT, static_cast<unsigned long long>(st.st_ino),
+           static_cast<long long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec);
+  return name + buf;
+}
+
+// The tree is a few levels deep (gpuN/mig/giX/ciY/access); the depth bound keeps a
+// strange tree from costing more than a few hundred stats.
+void walk_identities(const std::string& dir, const std::string& rel, int depth, std::string& out) {
+  if (depth > 6) return;
+  for (const auto& name : list_dir(dir)) {
+    struct stat st;
+    if (::lstat((dir + "/" + name).c_str(), &st) != 0) continue;
+    out += identity_line(rel + name, st);
+    if (S_ISDIR(st.st_mode)) walk_identities(dir + "/" + name, rel + name + "/", depth + 1, out);
+  }
+}
+
+}  // namespace
+
+std::string mig_state(const HostView& host) {
+  std::string out;
+  walk_identities(host.proc("/driver/nvidia/capabilities"), "capabilities/", 0, out);
+  struct stat st;
+  if (::lstat(host.dev("/nvidia-caps").c_str(), &st) == 0) out += identity_line("dev/nvidia-caps", st);
+  return out;
+}
+
+bool mig_instance_exists(const HostView& host, uint32_t gpu_minor, unsigned gi, unsigned ci) {
+  std::string g = host.proc("/driver/nvidia/capabilities/gpu" + std::to_string(gpu_minor) + "/mig/gi" + std::to_string(gi));
+  struct stat st;
+  return ::lstat((g + "/access").c_str(), &st) == 0 && ::lstat((g + "/ci" + std::to_string(ci) + "/access").c_str(), &st) == 0;
 }
 
 DeviceParams parse_params(std::string_view text) {

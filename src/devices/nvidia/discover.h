@@ -95,6 +95,16 @@ Result<std::optional<std::string>> read_driver_version(const HostView& host);
 // Everything but `mig`, which only MIG requests need: read_mig_minors then.
 Result<HostDevices> discover_devices(const HostView& host, const std::string& version);
 MigMinors read_mig_minors(const HostView& host, const std::set<uint32_t>& gpu_minors);
+// What changes when MIG instances are created or destroyed, cheaply: every entry of
+// <proc>/driver/nvidia/capabilities (gpuN/mig/giX/ciY/access: name, type, inode, mtime in
+// ns) and the identity of <dev>/nvidia-caps (inode, mtime: nodes made or removed). A
+// recreated GI/CI with the same numbers is a new procfs entry, with a new mtime. Cached MIG
+// layouts (NVML's answer) are keyed by it.
+std::string mig_state(const HostView& host);
+// Whether the driver exposes the GI and CI of a MIG device on the GPU with this minor
+// (capabilities/gpu<minor>/mig/gi<gi>[/ci<ci>]/access): a layout that names one it lacks
+// is stale.
+bool mig_instance_exists(const HostView& host, uint32_t gpu_minor, unsigned gi, unsigned ci);
 // DRI nodes of one GPU from <sys>/bus/pci/devices/<bus>/drm/*/dev, mode and owner from <dev>/dri.
 std::vector<DriNode> dri_nodes(const HostView& host, const std::string& bus_id);
 

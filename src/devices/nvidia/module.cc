@@ -3,7 +3,9 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -22,53 +24,88 @@
 namespace berth::devices::nvidia {
 namespace {
 
-// NVML, asked at most once per create and only when a MIG name or a brand/arch rule needs it.
+// NVML, asked at most once per create and only when a MIG name or a brand/arch rule needs
+// it; its answer is kept in the driver cache under the MIG state (see cache.h).
 struct LazyNvml {
-  const RootDir& driver;
+  DriverCache& cache;
   const DriverFiles& files;
+  const HostView& host;
   const HostDevices& dev;
   std::optional<Result<std::vector<NvmlGpu>>> data;
+  bool from_cache = false;
 
   Result<std::vector<NvmlGpu>> get() {
-    if (!data) data = load();
+    if (!data) data = load(true);
     return *data;
   }
-  Result<std::vector<NvmlGpu>> load() {
-    for (const auto& l : files.libs)
-      if (l.path == "libnvidia-ml.so.1") {
-        std::vector<std::string> buses;
-        for (const auto& g : dev.gpus) buses.push_back(g.bus_id);
-        return probe_nvml(driver.host_path(l.source), buses);
-      }
-    return Error::generic("libnvidia-ml.so.1 (" + files.version + ") is not in the driver root's ld.so.cache");
+  // The cached layout named a MIG instance the driver does not have: NVML itself is asked.
+  void refresh() { data = load(false); }
+  Result<std::vector<NvmlGpu>> load(bool reuse) {
+    std::vector<std::string> buses;
+    for (const auto& g : dev.gpus) buses.push_back(g.bus_id);
+    return cache.nvml(files, buses, mig_state(host), reuse, &from_cache);
   }
 };
 
-Status check_requirements(const Request& req, const DriverFiles& files, const Selection& sel, LazyNvml& nvml) {
+// The CUDA version, asked of libcuda only when a decision needs it (cache.h).
+struct LazyCuda {
+  DriverCache& cache;
+  DriverFiles& files;
+  bool asked = false;
+
+  const std::string& get() {
+    if (!asked) cache.need_cuda_version(files, static_cast<int64_t>(::time(nullptr)));
+    asked = true;
+    return files.cuda_version;
+  }
+};
+
+// One requirement for every selected GPU. Facts missing from procfs are fetched lazily:
+// the CUDA version from libcuda, brand and arch from NVML. A requirement that hinges on a
+// CUDA version that a present libcuda did not give (a failing or hung driver) is not
+// checked, with a warning saying why: the driver, not the image, is at fault, and the
+// container fails as it would on that host anyway when it runs CUDA.
+Status check_requirement(const std::string& text, const Requirement& r, const DriverFiles& files, const Selection& sel,
+                         LazyNvml& nvml, LazyCuda& cuda) {
+  size_t n = std::max<size_t>(sel.gpus.size(), 1);
+  for (size_t i = 0; i < n; ++i) {
+    Facts f{files.cuda_version, files.version, "", "", ""};
+    if (!sel.gpus.empty()) f.gpu = "GPU " + std::to_string(sel.gpus[i].gpu.index) + " (" + sel.gpus[i].gpu.model + ")";
+    Evaluation ev = evaluate(r, f);
+    std::string why;
+    bool asked_nvml = false;
+    for (int round = 0; round < 3 && ev.verdict == Verdict::kUnknown; ++round) {
+      if (ev.unknown_rule == "cuda" && !cuda.asked) {
+        f.cuda = cuda.get();
+      } else if ((ev.unknown_rule == "brand" || ev.unknown_rule == "arch") && !sel.gpus.empty() && !asked_nvml) {
+        asked_nvml = true;
+        auto data = nvml.get();
+        if (!data) why = data.error().message();
+        for (const auto& g : data ? *data : std::vector<NvmlGpu>{})
+          if (pci_key(g.bus_id) == pci_key(sel.gpus[i].gpu.bus_id)) f.brand = g.brand, f.arch = g.arch;
+      } else {
+        break;
+      }
+      ev = evaluate(r, f);
+    }
+    if (ev.verdict == Verdict::kUnknown && ev.unknown_rule == "cuda") {
+      if (find_libcuda(files)) {
+        log::warn("nvidia: CUDA version unknown (" + files.cuda_error + "): requirement \"" + text + "\" not checked");
+        return ok();
+      }
+      why = files.cuda_error;
+    }
+    if (ev.verdict != Verdict::kHolds) return requirement_error(text, ev, f, why);
+  }
+  return ok();
+}
+
+Status check_requirements(const Request& req, const DriverFiles& files, const Selection& sel, LazyNvml& nvml,
+                          LazyCuda& cuda) {
   if (req.disable_require) return ok();
   for (const auto& text : req.requirements) {
     BERTH_ASSIGN(Requirement r, parse_requirement(text).context("NVIDIA_REQUIRE"));
-    std::vector<Facts> per_gpu;
-    for (const auto& s : sel.gpus)
-      per_gpu.push_back({files.cuda_version, files.version, "", "", "GPU " + std::to_string(s.gpu.index) + " (" + s.gpu.model + ")"});
-    if (per_gpu.empty()) per_gpu.push_back({files.cuda_version, files.version, "", "", ""});
-    for (size_t i = 0; i < per_gpu.size(); ++i) {
-      Facts& f = per_gpu[i];
-      Evaluation ev = evaluate(r, f);
-      std::string why;
-      if (ev.verdict == Verdict::kUnknown && (ev.unknown_rule == "brand" || ev.unknown_rule == "arch") && !sel.gpus.empty()) {
-        auto data = nvml.get();
-        if (data) {
-          for (const auto& g : *data)
-            if (pci_key(g.bus_id) == pci_key(sel.gpus[i].gpu.bus_id)) f.brand = g.brand, f.arch = g.arch;
-          ev = evaluate(r, f);
-        } else {
-          why = data.error().message();
-        }
-      }
-      if (ev.verdict == Verdict::kUnknown && ev.unknown_rule == "cuda") why = files.cuda_error;
-      if (ev.verdict != Verdict::kHolds) return requirement_error(text, ev, f, why);
-    }
+    BERTH_TRY(check_requirement(text, r, files, sel, nvml, cuda));
   }
   return ok();
 }
@@ -150,6 +187,33 @@ Status check_also(const Request& req, const Selection& sel, const HostDevices& d
                              ") request different GPUs: ask in one place");
 }
 
+// A MIG device whose GI or CI the driver does not expose: from a cached layout, the layout
+// is stale (the instance was destroyed or renumbered), so NVML is asked again; from NVML
+// itself, the device is refused rather than handed over half set up.
+Status check_mig_instances(const HostView& host, const Selection& sel) {
+  for (const auto& s : sel.gpus)
+    for (const auto& m : s.migs)
+      if (!mig_instance_exists(host, s.gpu.minor, m.gi, m.ci))
+        return Error::invalid_spec("MIG device " + m.uuid + " (GPU " + std::to_string(s.gpu.index) + " GI " +
+                                   std::to_string(m.gi) + " CI " + std::to_string(m.ci) + "): the driver has no " +
+                                   host.proc("/driver/nvidia/capabilities/gpu" + std::to_string(s.gpu.minor) + "/mig/gi" +
+                                             std::to_string(m.gi) + "/ci" + std::to_string(m.ci) + "/access"));
+  return ok();
+}
+
+Result<Selection> select_checked(const Request& req, const HostDevices& dev, const HostView& host, LazyNvml& nvml) {
+  auto lookup = [&] { return nvml.get(); };
+  BERTH_ASSIGN(Selection sel, select_devices(req.devices, dev.gpus, lookup).context(req.source));
+  if (nvml.from_cache && !check_mig_instances(host, sel)) {
+    log::debug("nvidia: the cached MIG layout names an instance the driver lacks: asking NVML again");
+    nvml.refresh();
+    BERTH_ASSIGN(sel, select_devices(req.devices, dev.gpus, lookup).context(req.source));
+  }
+  BERTH_TRY(check_mig_instances(host, sel));
+  BERTH_TRY(check_also(req, sel, dev, nvml));
+  return sel;
+}
+
 }  // namespace
 
 // The host ldconfig, which must be static: it runs on the image's files after pivot_root
@@ -191,15 +255,16 @@ Result<Edits> nvidia_edits(const spec::Spec& spec, const Request& req, const Nvi
   }
   BERTH_ASSIGN(HostDevices dev, discover_devices(host, *version));
   BERTH_ASSIGN(RootDir driver, RootDir::open(cfg.driver_root).context("nvidia driver root"));
-  BERTH_ASSIGN(DriverFiles files, cached_driver_files(driver, cfg, *version, ctx.state_root));
+  DriverCache cache(driver, cfg, *version, ctx.state_root);
+  BERTH_ASSIGN(DriverFiles files, cache.files());
   BERTH_TRY(check_libcuda(req, files, driver, cfg));
-  LazyNvml nvml{driver, files, dev, std::nullopt};
+  LazyNvml nvml{cache, files, host, dev, std::nullopt};
+  LazyCuda cuda{cache, files};
   Selection sel;
   if (!req.driver_only) {
-    BERTH_ASSIGN(sel, select_devices(req.devices, dev.gpus, [&] { return nvml.get(); }).context(req.source));
-    BERTH_TRY(check_also(req, sel, dev, nvml));
+    BERTH_ASSIGN(sel, select_checked(req, dev, host, nvml));
   }
-  BERTH_TRY(check_requirements(req, files, sel, nvml));
+  BERTH_TRY(check_requirements(req, files, sel, nvml, cuda));
   PlanInput in;
   BERTH_ASSIGN(in.mig_config_gpus, mig_gpus(req.mig_config, "NVIDIA_MIG_CONFIG_DEVICES", dev, sel));
   BERTH_ASSIGN(in.mig_monitor_gpus, mig_gpus(req.mig_monitor, "NVIDIA_MIG_MONITOR_DEVICES", dev, sel));
@@ -207,9 +272,12 @@ Result<Edits> nvidia_edits(const spec::Spec& spec, const Request& req, const Nvi
   load_mig_minors(host, sel, in, dev);
   BERTH_ASSIGN(ContainerFacts ct, inspect_container(ctx.rootfs));
   if (ct.compat && (req.caps & kCompute)) {
-    CompatDecision d = decide_compat(*version, files.cuda_version, ct.compat->version, ct.compat->note);
+    // Only a note-bearing compat libcuda is weighed against the host's CUDA version.
+    CompatDecision d = decide_compat(*version, ct.compat->note ? cuda.get() : "", ct.compat->version, ct.compat->note);
     in.use_compat = d.use;
     log::debug("nvidia: CUDA forward compatibility: " + d.reason);
+    if (ct.compat->note && files.cuda_version.empty() && d.use)
+      log::warn("nvidia: CUDA version unknown (" + files.cuda_error + "): forward compatibility chosen by the driver branch alone");
   }
   if (ct.libc == Libc::kGlibc) in.ldconfig = choose_ldconfig(cfg);
   in.req = &req;

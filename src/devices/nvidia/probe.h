@@ -1,7 +1,8 @@
 // Driver libraries loaded only in short-lived forked children, never in berth itself, and
-// only when procfs cannot answer: libcuda for the CUDA version (once per driver version,
-// then cached) and NVML for MIG devices, brands and compute capabilities (only when a
-// request names a MIG device or a brand/arch requirement). A hung driver call is killed
+// only when procfs cannot answer: libcuda for the CUDA version (only for a decision that
+// needs it, then cached, failures too: cache.h) and NVML for MIG devices, brands and
+// compute capabilities (only when a request names a MIG device or a brand/arch
+// requirement; its answer is cached under the MIG state). A hung driver call is killed
 // after a timeout instead of hanging create (toolkit #202: "driver rpc error: timed out").
 #pragma once
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <filesystem>
 #include <fstream>
@@ -170,8 +171,12 @@ TEST(NvidiaDiscover, CacheIsWrittenReusedAndInvalidated) {
   auto root = RootDir::open(cfg.driver_root);
   ASSERT_TRUE(root);
   std::string state = test::temp_dir("berth-state");
-  auto first = cached_driver_files(*root, cfg, "550.54.15", state);
+  DriverCache cache(*root, cfg, "550.54.15", state);
+  auto first = cache.files();
   ASSERT_TRUE(first) << first.error().message();
+  EXPECT_EQ(first->cuda_version, "") << "the files alone: libcuda is asked only when a decision needs it";
+  cache.need_cuda_version(*first, ::time(nullptr));
+  EXPECT_EQ(first->cuda_version, "12.4") << first->cuda_error;
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(state)) names.push_back(e.path().filename());
   ASSERT_EQ(names.size(), 1u);
@@ -181,49 +186,57 @@ TEST(NvidiaDiscover, CacheIsWrittenReusedAndInvalidated) {
   auto text = file::read(path);
   ASSERT_TRUE(text);
   std::string poisoned = *text;
+  ASSERT_NE(poisoned.find("\"12.4\""), std::string::npos) << poisoned;
   poisoned.replace(poisoned.find("\"12.4\""), 6, "\"99.9\"");
   std::ofstream(path) << poisoned;
   auto second = cached_driver_files(*root, cfg, "550.54.15", state);
   ASSERT_TRUE(second);
   EXPECT_EQ(second->cuda_version, "99.9") << "served from the cache";
   EXPECT_EQ(second->libs.size(), first->libs.size());
-  auto other = cached_driver_files(*root, cfg, "550.54.16", state);
+  DriverCache other_cache(*root, cfg, "550.54.16", state);
+  auto other = other_cache.files();
   ASSERT_TRUE(other);
   EXPECT_TRUE(other->libs.empty()) << "another driver version has its own entry; no file ends in 550.54.16";
+  other_cache.need_cuda_version(*other, ::time(nullptr));
   EXPECT_NE(other->cuda_error, "");
   // A new ld.so.cache (a driver reinstall) invalidates the entry.
   ASSERT_EQ(::utimensat(AT_FDCWD, (f + "/driver/etc/ld.so.cache").c_str(), nullptr, 0), 0);
-  auto third = cached_driver_files(*root, cfg, "550.54.15", state);
+  DriverCache after(*root, cfg, "550.54.15", state);
+  auto third = after.files();
   ASSERT_TRUE(third);
+  EXPECT_EQ(third->cuda_version, "") << "the poisoned answer went with the old entry";
+  after.need_cuda_version(*third, ::time(nullptr));
   EXPECT_EQ(third->cuda_version, "12.4");
   EXPECT_FALSE(parse_driver_files(*text, "other-key", "stamp"));
 }
 
-// Issue 19 #1: one probe that timed out (or failed) must not refuse every CUDA image until
-// someone deletes a hidden file: only answers are cached, and they go with the libcuda.
+// Issue 19 #1, issue 34 #1: an answer goes with the libcuda that gave it; a failure is
+// remembered for that libcuda only until its retry time (gpu_cache_test.cc has the rest).
 TEST(NvidiaDiscover, FailedCudaProbeIsRetriedAndAnswersFollowLibcuda) {
   const std::string& f = test::gpu_fixture();
   NvidiaConfig cfg = test::fixture_config(f);
   auto root = RootDir::open(cfg.driver_root);
   ASSERT_TRUE(root);
   std::string state = test::temp_dir("berth-state");
-  ::setenv("FIXTURE_CUDA_FAIL", "1", 1);  // the fake libcuda fails as a wedged driver does
-  auto failed = cached_driver_files(*root, cfg, "550.54.15", state);
-  ::unsetenv("FIXTURE_CUDA_FAIL");
+  DriverCache cache(*root, cfg, "550.54.15", state);
+  int64_t now = ::time(nullptr);
+  ::setenv("FIXTURE_CUDA_FAIL", "1", 1);  // the fake libcuda fails as a broken driver does
+  auto failed = cache.files();
   ASSERT_TRUE(failed) << failed.error().message();
+  cache.need_cuda_version(*failed, now);
+  ::unsetenv("FIXTURE_CUDA_FAIL");
   EXPECT_EQ(failed->cuda_version, "");
-  EXPECT_NE(failed->cuda_error.find("cuDriverGetVersion returned 3"), std::string::npos) << failed->cuda_error;
+  EXPECT_NE(failed->cuda_error.find("libcuda.so.550.54.15 failed (cuDriverGetVersion returned 3) at "), std::string::npos)
+      << failed->cuda_error;
+  auto again = cache.files();
+  ASSERT_TRUE(again);
+  cache.need_cuda_version(*again, now + kCudaRetryAfterFailureS);
+  EXPECT_EQ(again->cuda_version, "12.4") << "asked again once the retry time has come: " << again->cuda_error;
+  // The answer is now cached: poisoned, it is served while libcuda is the same file ...
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(state)) names.push_back(e.path().filename());
-  ASSERT_EQ(names.size(), 1u) << "the file list is cached";
+  ASSERT_EQ(names.size(), 1u);
   auto text = file::read(state + "/" + names[0]);
-  ASSERT_TRUE(text);
-  EXPECT_EQ(text->find("cuDriverGetVersion"), std::string::npos) << "no error is cached: " << *text;
-  auto again = cached_driver_files(*root, cfg, "550.54.15", state);
-  ASSERT_TRUE(again);
-  EXPECT_EQ(again->cuda_version, "12.4") << "the driver answers again: " << again->cuda_error;
-  // The answer is now cached: poisoned, it is served while libcuda is the same file ...
-  text = file::read(state + "/" + names[0]);
   ASSERT_TRUE(text);
   std::string poisoned = *text;
   ASSERT_NE(poisoned.find("\"12.4\""), std::string::npos) << poisoned;
@@ -235,8 +248,10 @@ TEST(NvidiaDiscover, FailedCudaProbeIsRetriedAndAnswersFollowLibcuda) {
   // ... and asked again once libcuda changes (a driver update in place: new mtime).
   std::string lib = f + "/driver/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15";
   ASSERT_EQ(::utimensat(AT_FDCWD, lib.c_str(), nullptr, 0), 0);
-  auto reprobed = cached_driver_files(*root, cfg, "550.54.15", state);
+  auto reprobed = cache.files();
   ASSERT_TRUE(reprobed);
+  EXPECT_EQ(reprobed->cuda_version, "") << "the answer of the old file is not served";
+  cache.need_cuda_version(*reprobed, now);
   EXPECT_EQ(reprobed->cuda_version, "12.4") << "a new libcuda is asked again";
 }
 
