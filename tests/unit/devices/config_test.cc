@@ -23,7 +23,8 @@ TEST(DevicesConfig, DefaultsAndKeys) {
   auto full = parse_config(R"({"nvidia":{"enabled":false,"driverRoot":"/run/nvidia/driver","procRoot":"/p","sysRoot":"/s",
     "devRoot":"/d","ldcache":"/etc/ld.so.cache","ldconfig":"/sbin/ldconfig.real","binDirs":["/usr/bin"],
     "defaultCapabilities":"utility","envRequestWithoutDriver":"error","acceptVolumeMounts":false,
-    "loadKernelModules":true,"modprobe":"/usr/sbin/modprobe","discoveryCache":false,"mpsPipeDirectory":"/run/mps"},
+    "loadKernelModules":true,"modprobe":"/usr/sbin/modprobe","discoveryCache":false,"mpsPipeDirectory":"/run/mps",
+    "probeTimeoutMs":2500},
     "cdi":{"enabled":false,"specDirs":["/x"]},"rdma":{"sysRoot":"/fake/sys","devRoot":"/fake/dev"}})", "c.json");
   ASSERT_TRUE(full) << full.error().message();
   EXPECT_FALSE(full->nvidia.enabled);
@@ -32,6 +33,8 @@ TEST(DevicesConfig, DefaultsAndKeys) {
   EXPECT_TRUE(full->nvidia.load_kernel_modules);
   EXPECT_FALSE(full->nvidia.discovery_cache);
   EXPECT_EQ(full->nvidia.mps_pipe_dir, "/run/mps");
+  EXPECT_EQ(full->nvidia.probe_timeout_ms, 2500u);
+  EXPECT_EQ(c->nvidia.probe_timeout_ms, 10000u);
   EXPECT_FALSE(full->cdi.enabled);
   EXPECT_EQ(full->rdma.sys_root, "/fake/sys");
   EXPECT_EQ(full->rdma.dev_root, "/fake/dev");
@@ -46,6 +49,9 @@ TEST(DevicesConfig, Validation) {
     auto c = parse_config(bad, "c.json");
     EXPECT_FALSE(c) << bad;
   }
+  auto zero = parse_config(R"({"nvidia":{"probeTimeoutMs":0}})", "c.json");
+  ASSERT_FALSE(zero);
+  EXPECT_EQ(zero.error().message(), "c.json: nvidia.probeTimeoutMs: must be 1 to 600000, got 0");
   auto rel = parse_config(R"({"rdma":{"sysRoot":"sys"}})", "c.json");
   ASSERT_FALSE(rel);
   EXPECT_EQ(rel.error().message(), "c.json: rdma.sysRoot: must be an absolute path, got \"sys\"");
