@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "devices/nvidia/ldcache.h"
@@ -420,6 +421,40 @@ TEST(GpuNvidia, MigDeviceByUuid) {
   EXPECT_TRUE(contains(r.devices, "c 235:21 rw")) << r.devices;
   EXPECT_TRUE(contains(r.devices, "c 235:23 rw")) << r.devices;
   EXPECT_FALSE(contains(r.devices, "c 235:22 rw")) << r.devices;
+}
+
+// Issue 34 #1: a libcuda whose cuDriverGetVersion hangs (a driver whose RPC is stuck)
+// costs one probe timeout, in the first create that needs the CUDA version; the next
+// creates take the remembered failure and do not wait, and each says in one warning which
+// requirement went unchecked and why. (Before: every create waited the whole timeout.)
+TEST(GpuNvidia, AWedgedLibcudaDelaysOneCreateNotEach) {
+  ASSERT_FALSE(fixture().empty());
+  constexpr int kTimeoutMs = 1500;
+  ScopedConfig cfg("\"probeTimeoutMs\": " + std::to_string(kTimeoutMs));
+  ::setenv("FIXTURE_CUDA_HANG", "1", 1);  // inherited by berth, then by its probe child
+  Runtime rt;
+  std::vector<long> ms;
+  for (int i = 0; i < 3; ++i) {
+    Bundle b;
+    b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=0");
+    b.spec().process->env.push_back("CUDA_VERSION=12.0.1");
+    cgroup_for(b, "wedged" + std::to_string(i));
+    stand_in_proc_driver(b);
+    b.write();
+    std::string id = "gpu-wedged-" + std::to_string(i);
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = rt({"create", "--bundle", b.path(), id});
+    ms.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+    rt({"delete", "--force", id});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(contains(r.err, "CUDA version unknown (libcuda.so.550.54.15 timed out after 1500 ms at ")) << r.err;
+    EXPECT_TRUE(contains(r.err, "not asked again until the library changes or ")) << r.err;
+    EXPECT_TRUE(contains(r.err, "cuda>=12.0") && contains(r.err, "not checked")) << r.err;
+  }
+  ::unsetenv("FIXTURE_CUDA_HANG");
+  EXPECT_GE(ms[0], kTimeoutMs) << "the first create asked libcuda and waited";
+  EXPECT_LT(ms[1], kTimeoutMs) << "the second took the remembered timeout";
+  EXPECT_LT(ms[2], kTimeoutMs) << "the third too";
 }
 
 }  // namespace
