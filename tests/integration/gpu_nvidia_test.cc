@@ -457,5 +457,59 @@ TEST(GpuNvidia, AWedgedLibcudaDelaysOneCreateNotEach) {
   EXPECT_LT(ms[2], kTimeoutMs) << "the third too";
 }
 
+// Issue 34 #3: NVML's MIG layout is kept across creates, keyed by the MIG state. A second
+// create of the same layout loads no NVML; a layout changed between two creates (GI 2 CI 1
+// destroyed, GI 3 CI 0 made as MIG device 2) gives the next one the new instance's caps
+// nodes, access files and cgroup rules, never the cached instance's.
+TEST(GpuNvidia, MigLayoutChangedBetweenCreatesGivesTheNewInstance) {
+  ASSERT_FALSE(fixture().empty());
+  namespace fs = std::filesystem;
+  TempDir host("berth-gpu-mig");
+  fs::copy(fixture() + "/proc", host.path() + "/proc", fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  ScopedConfig cfg("\"procRoot\": \"" + host.path() + "/proc\"");
+  std::string layout = host.path() + "/layout", calls = host.path() + "/nvml-calls";
+  std::ofstream(layout) << "0 0 MIG-1f4c8d2e-aaaa-5b6c-9d0e-000000000001 1 0\n"
+                           "0 1 MIG-1f4c8d2e-bbbb-5b6c-9d0e-000000000002 2 0\n"
+                           "0 2 MIG-7c3e9a10-cccc-5b6c-9d0e-000000000003 2 1\n";
+  ::setenv("FIXTURE_NVML_MIGS", layout.c_str(), 1);  // read by the fake NVML in berth's child
+  ::setenv("FIXTURE_NVML_LOG", calls.c_str(), 1);
+  Runtime rt;
+  auto once = [&](const std::string& name, std::string* devices) {
+    Bundle b;
+    b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=0:2");
+    b.script("exec >/out 2>&1; ls /dev/nvidia-caps /proc/driver/nvidia/capabilities/gpu1/mig");
+    std::string cg = cgroup_for(b, name);
+    GpuRun r = create_start_wait(rt, b, "gpu-" + name, cg);
+    EXPECT_EQ(r.create.code, 0) << r.create.err;
+    EXPECT_TRUE(r.stopped) << "the container did not finish";
+    *devices = r.devices;
+    return read_file(b.rootfs() + "/out");
+  };
+  auto nvml_loads = [&] {
+    std::string log = read_file(calls);
+    return std::count(log.begin(), log.end(), '\n');
+  };
+  std::string devices;
+  std::string before = "/dev/nvidia-caps:\nnvidia-cap21\nnvidia-cap23\n\n/proc/driver/nvidia/capabilities/gpu1/mig:\ngi2\n";
+  EXPECT_EQ(once("miglayout1", &devices), before);
+  EXPECT_EQ(once("miglayout2", &devices), before);
+  EXPECT_EQ(nvml_loads(), 1) << "the second create took the cached layout";
+  std::string mig = host.path() + "/proc/driver/nvidia/capabilities/gpu1/mig";
+  fs::remove_all(mig + "/gi2/ci1");
+  fs::create_directories(mig + "/gi3/ci0");
+  std::ofstream(mig + "/gi3/access") << "DeviceFileMinor: 24\nDeviceFileMode: 292\nDeviceFileModify: 1\n";
+  std::ofstream(mig + "/gi3/ci0/access") << "DeviceFileMinor: 25\nDeviceFileMode: 292\nDeviceFileModify: 1\n";
+  std::ofstream(layout) << "0 0 MIG-1f4c8d2e-aaaa-5b6c-9d0e-000000000001 1 0\n"
+                           "0 1 MIG-1f4c8d2e-bbbb-5b6c-9d0e-000000000002 2 0\n"
+                           "0 2 MIG-0d0d0d0d-dddd-5b6c-9d0e-000000000004 3 0\n";
+  EXPECT_EQ(once("miglayout3", &devices),
+            "/dev/nvidia-caps:\nnvidia-cap24\nnvidia-cap25\n\n/proc/driver/nvidia/capabilities/gpu1/mig:\ngi3\n");
+  EXPECT_TRUE(contains(devices, "c 235:24 rw") && contains(devices, "c 235:25 rw")) << devices;
+  EXPECT_FALSE(contains(devices, "c 235:23 rw")) << "the destroyed instance: " << devices;
+  EXPECT_EQ(nvml_loads(), 2) << "the MIG state changed: NVML asked again";
+  ::unsetenv("FIXTURE_NVML_MIGS");
+  ::unsetenv("FIXTURE_NVML_LOG");
+}
+
 }  // namespace
 }  // namespace berth::test::gpu
