@@ -131,15 +131,17 @@ MigMinors parse_mig_minors(std::string_view text, const std::optional<std::set<u
     size_t sp = line.find(' ');
     if (sp == std::string_view::npos) continue;
     std::string_view key = line.substr(0, sp);
-    auto minor = u32(str::trim(line.substr(sp + 1)));
-    if (!minor) continue;
-    if (key == "config") { m.config = *minor; continue; }
-    if (key == "monitor") { m.monitor = *minor; continue; }
-    if (gpu_minors) {
+    // The key is filtered before the minor is parsed: most lines are other GPUs'.
+    bool special = key == "config" || key == "monitor";
+    if (gpu_minors && !special) {
       size_t slash = key.find('/');
       auto gpu = key.substr(0, 3) == "gpu" && slash != std::string_view::npos ? u32(key.substr(3, slash - 3)) : std::nullopt;
       if (!gpu || !gpu_minors->count(*gpu)) continue;
     }
+    auto minor = u32(str::trim(line.substr(sp + 1)));
+    if (!minor) continue;
+    if (key == "config") { m.config = *minor; continue; }
+    if (key == "monitor") { m.monitor = *minor; continue; }
     m.by_path.emplace(std::string(key), *minor);
   }
   return m;
