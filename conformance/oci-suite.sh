@@ -7,7 +7,8 @@
 # conformance/expectations/<runtime name>.txt.  See docs/conformance.md.
 #
 # Exit status: 0 every failure was expected, 1 an unexpected failure,
-# 2 the suite could not be found, built or run.
+# 2 the suite could not be built or run, 77 (skipped, one line says why) no
+# suite source was found.
 
 set -uo pipefail
 shopt -s nullglob
@@ -45,7 +46,10 @@ named ones, e.g. `default process_user`) against RUNTIME.
 
 options:
   --runtime PATH        runtime binary (default: $RUNTIME, else `runc` from PATH)
-  --source DIR|TARBALL  suite source tree or tarball (default: see docs)
+  --source DIR|TARBALL  suite source tree or tarball (default: the cache, else
+                        `apt-get source`, else a git clone; see docs)
+  --cache DIR           where a runtime-tools-*.tar.gz may be (default:
+                        $OCI_SUITE_CACHE, else <repo root>/../shared/oci-runtime-tools)
   --work DIR            build and result dir (default: conformance/.work)
   --timeout SECONDS     per test file limit (default: 120)
   --expectations FILE   expected failures (default: conformance/expectations/<name>.txt,
@@ -65,6 +69,7 @@ EOF
 # ---------------------------------------------------------------- options
 runtime=${RUNTIME:-runc}
 source_arg=""
+cache_dir=${OCI_SUITE_CACHE:-$repo_root/../shared/oci-runtime-tools}
 work_dir="$script_dir/.work"
 timeout_s=120
 expectations_file=""
@@ -81,6 +86,8 @@ parse_args() {
       --runtime=*) runtime=${1#*=} ;;
       --source) source_arg=${2:?--source needs a path}; shift ;;
       --source=*) source_arg=${1#*=} ;;
+      --cache) cache_dir=${2:?--cache needs a dir}; shift ;;
+      --cache=*) cache_dir=${1#*=} ;;
       --work) work_dir=${2:?--work needs a dir}; shift ;;
       --work=*) work_dir=${1#*=} ;;
       --timeout) timeout_s=${2:?--timeout needs seconds}; shift ;;
@@ -122,10 +129,13 @@ ensure_packages() {
 
 # ---------------------------------------------------------------- source
 # Each finder sets source_tree (a dir holding cmd/runtimetest) and
-# source_print (a fingerprint of what was found), or says why it could not.
+# source_print (a fingerprint of what was found), or adds why it could not to
+# source_misses: where none works, one line names every reason.
 source_tree=""
 source_print=""
 source_desc=""
+source_misses=()
+miss() { source_misses+=("$*"); }
 
 # The dir at or at most two levels below $1 that holds the suite.
 suite_root_in() {
@@ -148,8 +158,8 @@ dir_fingerprint() {
 unpack_tarball() { # tarball -> source_tree
   local tarball=$1 dest="$work_dir/unpacked" root
   rm -rf "$dest" && mkdir -p "$dest" || return 1
-  tar -xzf "$tarball" -C "$dest" || { say "cannot unpack $tarball"; return 1; }
-  root=$(suite_root_in "$dest") || { say "$tarball holds no cmd/runtimetest and validation/"; return 1; }
+  tar -xzf "$tarball" -C "$dest" 2>/dev/null || { miss "cannot unpack $tarball"; return 1; }
+  root=$(suite_root_in "$dest") || { miss "$tarball holds no cmd/runtimetest and validation/"; return 1; }
   source_tree=$root
   source_print=$(sha256sum "$tarball" | cut -d' ' -f1)
 }
@@ -163,20 +173,47 @@ source_from_arg() {
     source_tree=$root
     source_print=$(dir_fingerprint "$root")
   else
-    unpack_tarball "$p" || return 1
+    unpack_tarball "$p" || { say "${source_misses[-1]}"; return 1; }
   fi
   source_desc="--source $p"
 }
 
-source_from_shared() {
-  local dir="$repo_root/../shared/oci-runtime-tools" tarballs
-  tarballs=("$dir"/runtime-tools-*.tar.gz)
+# A cache of the pinned tree, when the machine has one (--cache, $OCI_SUITE_CACHE, or the
+# development machines' ../shared): read only, never required.
+source_from_cache() {
+  local tarballs
+  tarballs=("$cache_dir"/runtime-tools-*.tar.gz)
   if ((${#tarballs[@]} == 0)); then
-    say "no runtime-tools-*.tar.gz in <repo root>/../shared/oci-runtime-tools"
+    miss "cache: no runtime-tools-*.tar.gz in $cache_dir"
     return 1
   fi
   unpack_tarball "${tarballs[-1]}" || return 1
-  source_desc="$(cd "$dir" && pwd)/$(basename "${tarballs[-1]}") (shared/)"
+  source_desc="$(cd "$cache_dir" && pwd)/$(basename "${tarballs[-1]}") (cache)"
+}
+
+# apt-get source needs deb-src entries; the host's list may have only binary ones.
+# Adds them (same mirrors, same suites) in a file of their own, as runc-bats.sh does.
+ensure_deb_src() {
+  apt-get source --print-uris -qq "$suite_deb_source" >/dev/null 2>&1 && return 0
+  ((EUID == 0)) || return 1
+  local src
+  src=$(grep -l '^Types:.*deb' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+  if [[ -n $src ]]; then
+    sed -E 's/^Types:.*/Types: deb-src/' "$src" >/etc/apt/sources.list.d/berth-deb-src.sources
+  elif [[ -f /etc/apt/sources.list ]]; then
+    sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >/etc/apt/sources.list.d/berth-deb-src.list
+  fi
+  say "added deb-src entries; apt-get update"
+  apt-get update -qq >&2 && apt-get source --print-uris -qq "$suite_deb_source" >/dev/null 2>&1
+}
+
+# Debian's version names the upstream commit (0.9.0+git20220423.g0105384-2 in bookworm):
+# another one is used, with a warning, since the expectations were made at ours.
+check_deb_version() {
+  local version
+  version=$(apt-cache showsrc "$suite_deb_source" 2>/dev/null | awk '/^Version:/ { print $2; exit }')
+  [[ $version == *".g$suite_commit"* ]] ||
+    say "warning: Debian's $suite_deb_source $version is not upstream $suite_commit, which the expectations were made with"
 }
 
 source_from_apt() {
@@ -184,14 +221,18 @@ source_from_apt() {
   if root=$(suite_root_in "$dest" 2>/dev/null); then
     say "reusing the source package fetched earlier into $dest"
   else
-    ensure_packages dpkg-dev || { say "apt-get source needs dpkg-dev"; return 1; }
+    command -v apt-get >/dev/null || { miss "apt-get source: no apt-get"; return 1; }
+    ensure_packages dpkg-dev >/dev/null 2>&1 || { miss "apt-get source: needs dpkg-dev"; return 1; }
+    ensure_deb_src || { miss "apt-get source: no deb-src entry serves $suite_deb_source"; return 1; }
     rm -rf "$dest" && mkdir -p "$dest" || return 1
+    chown _apt "$dest" 2>/dev/null  # apt-get source downloads as _apt where it can
     if ! (cd "$dest" && timeout 300 apt-get source -qq "$suite_deb_source") >"$dest.log" 2>&1; then
-      say "apt-get source $suite_deb_source failed: $(grep -m1 -iE 'E:|error' "$dest.log" || tail -n1 "$dest.log")"
+      miss "apt-get source $suite_deb_source failed: $(grep -m1 -iE 'E:|error' "$dest.log" || tail -n1 "$dest.log")"
       return 1
     fi
-    root=$(suite_root_in "$dest") || { say "the $suite_deb_source source package holds no validation suite"; return 1; }
+    root=$(suite_root_in "$dest") || { miss "the $suite_deb_source source package holds no validation suite"; return 1; }
   fi
+  check_deb_version
   source_tree=$root
   source_print=$(dir_fingerprint "$root")
   source_desc="apt-get source $suite_deb_source ($root)"
@@ -202,26 +243,30 @@ source_from_git() {
   if [[ -d $dest/.git ]] && git -C "$dest" rev-parse -q --verify "$suite_commit^{commit}" >/dev/null; then
     say "reusing the clone made earlier in $dest"
   else
-    command -v git >/dev/null || ensure_packages git || { say "git clone needs git"; return 1; }
+    command -v git >/dev/null || ensure_packages git >/dev/null 2>&1 || { miss "git clone: no git"; return 1; }
     rm -rf "$dest" && mkdir -p "$(dirname "$dest")" || return 1
     if ! timeout 300 git clone -q "$suite_repo_url" "$dest" >"$dest.log" 2>&1; then
-      say "git clone $suite_repo_url failed: $(tail -n1 "$dest.log")"
+      miss "git clone $suite_repo_url failed: $(tail -n1 "$dest.log")"
       return 1
     fi
   fi
   git -C "$dest" -c advice.detachedHead=false checkout -q "$suite_commit" ||
-    { say "commit $suite_commit not found in the clone"; return 1; }
+    { miss "git clone: commit $suite_commit not in the clone"; return 1; }
   source_tree=$dest
   source_print=$(git -C "$dest" rev-parse HEAD)
   source_desc="git clone $suite_repo_url at $suite_commit"
 }
 
+# No source at all is the machine's absence, not a result: one line, exit 77 (ctest's
+# SKIP_RETURN_CODE), so that it counts as skipped, never as passed or failed.
 find_source() {
   if [[ -n $source_arg ]]; then
     source_from_arg || die "the suite source given with --source is unusable"
-  else
-    source_from_shared || source_from_apt || source_from_git ||
-      die "no suite source: give one with --source DIR|TARBALL (reasons above)"
+  elif ! { source_from_cache || source_from_apt || source_from_git; }; then
+    local why
+    why=$(printf '%s; ' "${source_misses[@]}")
+    say "skipped: no runtime-tools source (${why%; }); give one with --source or --cache"
+    exit 77
   fi
   say "suite source: $source_desc"
 }
@@ -682,8 +727,8 @@ interrupted() { # INT/TERM: stop the test loop and the running test, then clean 
 
 main() {
   parse_args "$@"
-  ensure_packages "${build_packages[@]}" || die "install the packages above (as root, the runner does it itself)"
   find_source
+  ensure_packages "${build_packages[@]}" || die "install the packages above (as root, the runner does it itself)"
   # One build at a time per work dir: tests/run-all.sh builds the suite ahead (--build-only)
   # while other tests run, and the test's own call must wait for it, not build over it.
   mkdir -p "$work_dir" && exec 8>"$work_dir/.build.lock" && flock 8 || die "cannot lock $work_dir/.build.lock"
