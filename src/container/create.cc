@@ -193,7 +193,10 @@ Status converse(Creation& c, int sock, bool maps_on_clone, bool forks_init, cons
         // The network namespace exists by now (created or joined); hooks see the devices.
         BERTH_TRY(linux::move_into_netns(c.moves, c.init_pid));
         if (c.spec.hooks) {
-          std::string state = hook_state(c.record, "creating");
+          // "created": runtime-spec 1.3 runtime.md numbers these hooks steps 3 and 4 of the
+          // lifecycle and defines `created` as "after step 2" (`creating` is step 2 itself);
+          // crun passes it, runc 1.1 "creating" (docs/conformance.md, "Hook states").
+          std::string state = hook_state(c.record, "created");
           // From the bundle directory, as runc (whose cwd it is) runs them.
           BERTH_TRY(container::run_hooks("prestart", c.spec.hooks->prestart, state, c.record.bundle));
           BERTH_TRY(container::run_hooks("createRuntime", c.spec.hooks->create_runtime, state, c.record.bundle));

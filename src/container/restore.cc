@@ -173,8 +173,9 @@ Result<UniqueFd> new_empty_netns() {
 }
 
 std::string hook_state(const ContainerRecord& r, pid_t pid) {
-  OciState s = container::to_oci_state(r, ContainerStatus::kCreating);
-  s.status = "creating";
+  // "created", as create passes to the same hooks (create.cc, kHooks).
+  OciState s = container::to_oci_state(r, ContainerStatus::kCreated);
+  s.status = "created";
   s.pid = pid;
   return oci_state_json(s, false);
 }

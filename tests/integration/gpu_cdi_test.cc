@@ -135,8 +135,9 @@ TEST(GpuCdi, HooksRunAtTheirStagesWithTheirOwnEnvironment) {
   ASSERT_NE(poststop, std::string::npos) << log;
   EXPECT_TRUE(runtime < container && container < poststart && poststart < poststop) << log;
   EXPECT_TRUE(contains(log, R"("id":"cdi-hooks",)")) << log;
-  // The state on stdin: creating for the create hooks, running and stopped after.
-  EXPECT_TRUE(contains(log.substr(runtime, poststart - runtime), R"("status":"creating")")) << log;
+  // The state on stdin: created for the create hooks (lifecycle steps 3-5), running and
+  // stopped after.
+  EXPECT_TRUE(contains(log.substr(runtime, poststart - runtime), R"("status":"created")")) << log;
   EXPECT_TRUE(contains(log.substr(poststart, poststop - poststart), R"("status":"running")")) << log;
   EXPECT_TRUE(contains(log.substr(poststop), R"("status":"stopped")")) << log;
   EXPECT_TRUE(contains(log, "\nHOOK_FROM=cdi\n")) << log;

@@ -79,7 +79,7 @@ TEST(Hooks, RunInOrderWithStateOnStdin) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"status\":\"created\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"id\":\"h1\""), std::string::npos) << r.out;
-  EXPECT_EQ(file_text(log), "prestart creating\ncreateRuntime creating\ncreateContainer creating\npoststart running\npoststop stopped\n");
+  EXPECT_EQ(file_text(log), "prestart created\ncreateRuntime created\ncreateContainer created\npoststart running\npoststop stopped\n");
 }
 
 TEST(Hooks, FailingCreateRuntimeHookFailsCreateAndLeavesNothing) {
