@@ -12,6 +12,7 @@
 
 #include "linux/paths.h"
 #include "linux/process_attrs.h"
+#include "linux/selinux.h"
 #include "util/strings.h"
 
 namespace berth::container {
@@ -94,7 +95,7 @@ Status validate(const spec::Process& p, const std::string& source) {
   if (p.cwd.empty()) return Error::invalid_spec("Cwd property must not be empty");
   if (p.cwd[0] != '/') return Error::invalid_spec("Cwd must be an absolute path");
   if (p.args.empty()) return Error::invalid_spec("args must not be empty");
-  if (!p.selinux_label.empty() && !file_exists("/sys/fs/selinux/enforce"))
+  if (!p.selinux_label.empty() && !linux::selinux_enabled())
     return Error::unsupported("selinux label is specified in config, but selinux is disabled or not supported");
   if (!p.apparmor_profile.empty() && !file_exists("/sys/kernel/security/apparmor"))
     return Error::unsupported("apparmor profile " + str::go_quote(p.apparmor_profile) +

@@ -1,8 +1,9 @@
 // Spec → InitConfig (see init_builder.h): linux.namespaces, linux.timeOffsets, hostname,
 // domainname, linux.sysctl, process.capabilities, linux.personality, linux.memoryPolicy,
 // process.apparmorProfile / selinuxLabel (refused without that LSM, else applied in
-// payload.cc), linux.intelRdt and linux.mountLabel (refused), linux.seccomp (compiled here, through the cache, for the init to load), hooks split between the parent
-// and the init.
+// payload.cc), linux.mountLabel (applied where SELinux is on, else dropped with a warning),
+// linux.intelRdt (refused), linux.seccomp (compiled here, through the cache, for the init to
+// load), hooks split between the parent and the init.
 #include "container/init_builder.h"
 
 #include <sched.h>
@@ -20,6 +21,7 @@
 #include "linux/rootfs/idmap.h"
 #include "linux/rootfs/plan.h"
 #include "linux/rootless.h"
+#include "linux/selinux.h"
 #include "linux/sysctl.h"
 #include "seccomp/seccomp.h"
 #include "util/caller_fds.h"
@@ -127,19 +129,30 @@ Result<std::unique_ptr<BuiltInit>> no_mount_namespace(const spec::Spec& spec, co
   return b;
 }
 
+// linux.mountLabel labels files for SELinux: on a host without it there is nothing to label
+// with, and a config written for an SELinux host (podman sets the label there) runs as crun
+// runs it, with one warning per create. runc fails the mount instead (EINVAL from context=).
+// process.selinuxLabel stays refused there (refuse_unsupported): it is the process's
+// confinement, which must not silently go missing.
+std::string mount_label_for(const spec::Linux& l) {
+  if (l.mount_label.empty()) return "";
+  if (linux::selinux_enabled()) return l.mount_label;
+  log::warn("config.json: linux.mountLabel: ignored: SELinux is not enabled on this host");
+  return "";
+}
+
 }  // namespace
 
 Status refuse_unsupported(const spec::Spec& spec) {
   const spec::Process* p = spec.process ? &*spec.process : nullptr;
   if (p && !p->apparmor_profile.empty() && !file_exists("/sys/kernel/security/apparmor"))
     return Error::unsupported("process.apparmorProfile: AppArmor is not enabled on this host");
-  if (p && !p->selinux_label.empty() && !file_exists("/sys/fs/selinux/enforce"))
+  if (p && !p->selinux_label.empty() && !linux::selinux_enabled())
     return Error::unsupported("process.selinuxLabel: SELinux is not enabled on this host");
   if (!spec.linux) return ok();
   const spec::Linux& l = *spec.linux;
-  // Neither is applied by berth: refused by name on every host rather than ignored.
+  // Not applied by berth: refused by name on every host rather than ignored.
   if (l.intel_rdt) return Error::unsupported("linux.intelRdt: Intel RDT is not supported by berth");
-  if (!l.mount_label.empty()) return Error::unsupported("linux.mountLabel: SELinux mount labels are not supported by berth");
   // linux.netDevices move into the container's own network namespace (create.cc, at kHooks).
   bool netns = std::any_of(l.namespaces.begin(), l.namespaces.end(), [](const auto& n) { return n.type == "network"; });
   if (!l.net_devices.empty() && !netns)
@@ -203,6 +216,7 @@ Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOpti
   ctx.new_cgroup_ns = b->ns.creates(CLONE_NEWCGROUP);
   ctx.terminal = spec.process->terminal;
   ctx.no_pivot = o.no_pivot;
+  ctx.mount_label = mount_label_for(l);
   BERTH_ASSIGN(auto plan, linux::rootfs::plan_rootfs(spec, ctx));
   merge_edits(edits, plan, c.process, b->device_rules, ctx.new_user_ns || ctx.runtime_in_user_ns);
   // Idmapped binds are cut here, while the runtime still holds CAP_SYS_ADMIN over their

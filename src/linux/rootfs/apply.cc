@@ -9,6 +9,7 @@
 
 #include "linux/mountinfo.h"
 #include "linux/paths.h"
+#include "linux/selinux.h"
 #include "util/strings.h"
 
 namespace berth::linux::rootfs {
@@ -28,6 +29,9 @@ uint64_t attrs_of(unsigned long flags) {
 }
 
 Status Applier::prepare() {
+  // linux.mountLabel: what the init creates in the rootfs from here on (mount points,
+  // device nodes, links) gets the label, as the mounts' context= gives their contents.
+  if (!plan_.mount_label.empty()) BERTH_TRY(set_fscreate_label(sys_, plan_.mount_label));
   // Nothing the container mounts may reach the host: make "/" a slave (or what
   // linux.rootfsPropagation asks) in this new mount namespace first.
   BERTH_TRY(sys_.mount("", "/", "", plan_.root_propagation, "").context("set root propagation"));

@@ -8,6 +8,7 @@
 #include <sys/mount.h>
 
 #include "linux/paths.h"
+#include "linux/selinux.h"
 #include "linux/rootfs/apply.h"
 
 namespace berth::linux::rootfs {
@@ -50,8 +51,10 @@ Status Applier::mount_cgroup(const MountStep& m) {
     BERTH_TRY(sys_.move_mount(tree.get(), "", dest.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
     return finish_mount(m, tree.get());
   }
-  // v1 and hybrid: a tmpfs holding one directory per hierarchy.
-  BERTH_TRY(sys_.mount("tmpfs", fd_path(dest.get()), "tmpfs", kDefaultFlags, "mode=755"));
+  // v1 and hybrid: a tmpfs holding one directory per hierarchy (labelled, as runc's).
+  std::string data = "mode=755";
+  if (!plan_.mount_label.empty()) data += "," + context_option(plan_.mount_label);
+  BERTH_TRY(sys_.mount("tmpfs", fd_path(dest.get()), "tmpfs", kDefaultFlags, data));
   BERTH_ASSIGN(UniqueFd top, reopen_mount(m, false));
   for (const auto& c : plan_.cgroups)
     BERTH_TRY(mount_cgroup_hierarchy(m, c, top.get()).context(c.name.empty() ? "cgroup" : c.name));

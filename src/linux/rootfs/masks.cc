@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 
 #include "linux/paths.h"
+#include "linux/selinux.h"
 #include "linux/rootfs/apply.h"
 
 namespace berth::linux::rootfs {
@@ -56,11 +57,14 @@ Status Applier::mask(const std::string& path) {
     // Outside the container's pid namespace its /proc has no thread-self for us to mount
     // through: a detached tmpfs moved onto the fd.
     BERTH_ASSIGN(UniqueFd tmp, sys_.fsopen("tmpfs", 0));
+    if (!plan_.mount_label.empty()) BERTH_TRY(sys_.fsconfig(tmp.get(), FSCONFIG_SET_STRING, "context", plan_.mount_label));
     BERTH_TRY(sys_.fsconfig(tmp.get(), FSCONFIG_CMD_CREATE, "", ""));
     BERTH_ASSIGN(UniqueFd mnt, sys_.fsmount(tmp.get(), 0, MOUNT_ATTR_RDONLY));
     return sys_.move_mount(mnt.get(), "", fd->get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
   }
-  if (S_ISDIR(st.st_mode)) return sys_.mount("tmpfs", fd_path(fd->get()), "tmpfs", MS_RDONLY, "");
+  // runc labels the masking tmpfs too (maskPath with the mount label).
+  std::string data = plan_.mount_label.empty() ? "" : context_option(plan_.mount_label);
+  if (S_ISDIR(st.st_mode)) return sys_.mount("tmpfs", fd_path(fd->get()), "tmpfs", MS_RDONLY, data);
   return attach_clone(dev_null_.get(), "", fd->get(), 0, false);
 }
 

@@ -14,6 +14,7 @@
 
 #include "linux/mountinfo.h"
 #include "linux/paths.h"
+#include "linux/selinux.h"
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -223,6 +224,24 @@ std::vector<DeviceStep> default_devices(bool bind_from_host) {
   return out;
 }
 
+namespace {
+
+// linux.mountLabel as runc applies it: context= on every filesystem the config mounts but
+// procfs and sysfs, whose labels SELinux fixes itself (a context= there fails the mount).
+// Binds keep their source's labels (the kernel ignores data with MS_BIND). mqueue takes it
+// too: runc sets an xattr there afterwards for kernels older than the fs_context API, which
+// berth needs anyway (5.2+), where every filesystem parses context= through the LSM.
+Status label_mounts(RootfsPlan& plan, const std::string& label) {
+  BERTH_TRY(check_label(label, "linux.mountLabel"));
+  plan.mount_label = label;
+  for (auto& m : plan.mounts)
+    if (m.kind == MountKind::kFilesystem && m.type != "proc" && m.type != "sysfs")
+      m.opts.data.push_back(context_option(label));
+  return ok();
+}
+
+}  // namespace
+
 Result<RootfsPlan> plan_rootfs(const spec::Spec& spec, const PlanContext& ctx) {
   RootfsPlan plan;
   plan.rootfs = ctx.rootfs;
@@ -241,6 +260,7 @@ Result<RootfsPlan> plan_rootfs(const spec::Spec& spec, const PlanContext& ctx) {
     if (step.destination == "/dev" && step.kind == MountKind::kBind) plan.setup_dev = false;
     plan.mounts.push_back(std::move(step));
   }
+  if (!ctx.mount_label.empty()) BERTH_TRY(label_mounts(plan, ctx.mount_label));
   if (plan.setup_dev) plan_devices(plan, l, ctx);
   if (l) {
     plan.masked_paths = l->masked_paths;

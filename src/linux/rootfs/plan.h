@@ -112,6 +112,9 @@ struct PlanContext {
   bool no_pivot = false;
   std::vector<CgroupDir> cgroups;
   std::vector<LinkStep> cgroup_links;  // "cpu" -> "cpu,cpuacct" inside the cgroup mount
+  // linux.mountLabel where SELinux is on (linux/selinux.h); "" elsewhere, where the caller
+  // drops it with a warning.
+  std::string mount_label;
   // Read from the host when unset; tests set them.
   std::optional<bool> host_has_kcore;      // /proc/kcore exists: runc links /dev/core to it
   std::optional<std::string> mountinfo;    // /proc/self/mountinfo (for a shared rootfs parent)
@@ -125,6 +128,10 @@ struct RootfsPlan {
   // refuses a shared parent (as runc).
   std::string private_parent;
   bool user_ns = false;                // become root of the user namespace first
+  // linux.mountLabel (SELinux on): the init's fscreate attribute from the start, and
+  // context= on the tmpfs of the cgroup mount and of masked directories; the spec's own
+  // mounts carry it in their data already.
+  std::string mount_label;
   bool readonly = false;
   bool no_pivot = false;
   std::string cwd;                     // created if missing (runc does)

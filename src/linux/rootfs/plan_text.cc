@@ -73,6 +73,7 @@ std::string to_text(const RootfsPlan& p) {
   std::string out = "root " + p.rootfs + " propagation=" + flags_text(p.root_propagation) +
                     (p.readonly ? " readonly" : "") + (p.no_pivot ? " no-pivot" : "") + (p.user_ns ? " userns" : "") + "\n";
   if (!p.private_parent.empty()) out += "private-parent " + p.private_parent + "\n";
+  if (!p.mount_label.empty()) out += "mount-label " + p.mount_label + "\n";
   for (const auto& m : p.mounts) out += mount_line(m);
   for (const auto& c : p.cgroups)
     out += "cgroup-dir " + (c.name.empty() ? std::string("-") : c.name) + " " + c.fstype + " " + c.host_dir +

@@ -217,6 +217,25 @@ std::vector<Shape> device_and_late_shapes() {
          s.linux->readonly_paths = {"/proc/sys", "/proc/sysrq-trigger"};
          s.linux->masked_paths = {"/proc/acpi", "/proc/kcore", "/proc/nonexistent"};
        }},
+      // linux.mountLabel on an SELinux host: the fscreate attribute first, context= on every
+      // filesystem but proc and sysfs, on the cgroup tmpfs and the masking tmpfs; none on binds.
+      {"mount_label", [](spec::Spec& s, PlanContext& c, test::RecordingSys& sys) {
+         add_mount(s, mnt("/proc", "proc", "proc", {}));
+         add_mount(s, mnt("/dev", "tmpfs", "tmpfs", {"nosuid", "mode=755", "size=65536k"}));
+         add_mount(s, mnt("/dev/pts", "devpts", "devpts", {"nosuid", "noexec", "newinstance", "ptmxmode=0666"}));
+         add_mount(s, mnt("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}));
+         add_mount(s, mnt("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}));
+         add_mount(s, kCgroupMount);
+         add_mount(s, mnt("/data", "bind", "/etc", {"rbind"}));
+         c.cgroups = hybrid_dirs();
+         std::string r = kRootfs;
+         sys.add_dir(r + "/proc/acpi");
+         s.linux->masked_paths = {"/proc/acpi"};
+         for (const char* d : {"/proc", "/proc/thread-self", "/proc/thread-self/attr"}) sys.add_dir(d);
+         sys.add_mount("/proc", "proc");
+         sys.add_file("/proc/thread-self/attr/fscreate", "", 0666);
+         c.mount_label = "system_u:object_r:container_file_t:s0:c1,c2";
+       }},
       {"console", [](spec::Spec& s, PlanContext& c, auto&) {
          add_mount(s, mnt("/dev", "tmpfs", "tmpfs", {"mode=755"}));
          c.terminal = true;
