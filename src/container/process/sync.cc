@@ -50,8 +50,10 @@ Status wait_uninterrupted(int sock) {
       if (errno == EINTR) continue;
       return Error::sys(errno, "sync: poll");
     }
-    if (fds[1].revents & POLLIN) return interrupt::interrupted();
+    // The socket first: a payload that already ran (its execve closed our peer's end)
+    // owns a signal that raced our wake-up, and the forwarding takes it from the queue.
     if (fds[0].revents) return ok();
+    if (fds[1].revents & POLLIN) return interrupt::interrupted();
   }
 }
 
