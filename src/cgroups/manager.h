@@ -78,6 +78,10 @@ class Manager {
   // removed); v2 an inotify fd on memory.events. Then read oom_kill_count().
   Result<UniqueFd> oom_event_fd();
   Result<uint64_t> oom_kill_count() const;
+  // SIGKILL to every process of the container, before its cgroup (or its systemd unit) goes:
+  // cgroup.kill where the kernel has it (5.14; the whole subtree at once, so nothing forks
+  // past it), else frozen, each listed pid signalled, thawed. Does not wait for them.
+  Status kill();
   // rmdir everywhere (children first, EBUSY retried briefly); a missing directory is fine.
   Status destroy();
   // One rmdir per hierarchy, no retry, no listing: true when none is left (gone or

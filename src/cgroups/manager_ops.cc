@@ -1,5 +1,7 @@
 // Manager operations on a placed container: writing limits (create and update, per
 // layout), pause/resume, statistics and OOM notification.
+#include <signal.h>
+
 #include <cerrno>
 #include <string_view>
 
@@ -91,6 +93,19 @@ Status Manager::rootless_without_cgroup(const SetContext& ctx) {
 
 Status Manager::update(const spec::Resources& r, const std::vector<DeviceRule>* devices) {
   return apply(r, devices, true).context("update cgroups");
+}
+
+Status Manager::kill() {
+  // The unified directory has cgroup.kill on pure v2 and on hybrid hosts alike (a core
+  // file, no controller needed), and holds every process of the container in both.
+  if (Dir u = dir(""); u.valid() && u.exists("cgroup.kill")) return u.write("cgroup.kill", "1").context("kill");
+  bool froze = freeze().ok();
+  auto pids = this->pids();
+  if (pids)
+    for (pid_t p : *pids) ::kill(p, SIGKILL);
+  if (froze) (void)thaw();
+  if (!pids) return std::move(pids).error().context("kill");
+  return ok();
 }
 
 // v1 freezer when the host has it; otherwise the unified cgroup.freeze (pure v2, or a

@@ -40,7 +40,8 @@ Result<std::map<std::string, std::string>> planned_cgroup_paths(const spec::Spec
 Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
                                   const std::vector<spec::DeviceRule>& extra_rules);
 Status join_cgroups(CgroupSetup& cg, pid_t pid);
-// systemd: the container's unit (named by its paths) is stopped first.
+// systemd: what the container's unit (named by its paths) still holds is killed, then the unit
+// is stopped (kill_and_stop: no stop job waiting on an init that ignores SIGTERM).
 Status remove_cgroups(const std::map<std::string, std::string>& paths, bool systemd);
 // cgroupfs only: removes the container's cgroups if all are empty leaves, one rmdir each;
 // false when any is left (busy, or paths that do not load), for the long way.

@@ -142,15 +142,27 @@ Status stop_unit(Bus& bus, const std::string& name) {
   return ok();
 }
 
+Status kill_and_stop(Bus& bus, const std::string& name, const std::map<std::string, std::string>& paths) {
+  // systemd stops a scope with SIGTERM and waits (TimeoutStopSec, 90 s) for it to empty;
+  // an init that is PID 1 of its pid namespace ignores SIGTERM, so the stop job would
+  // outlast our job timeout (30 s). Killed first, the scope is empty and the job ends at
+  // once, as runc's order (terminate the init, then destroy the cgroup) has it.
+  if (!paths.empty())
+    if (auto m = Manager::load(paths)) (void)m->kill();
+  return stop_unit(bus, name);
+}
+
 Result<Manager> start(Bus& bus, const Plan& p, pid_t pid, const std::map<std::string, std::string>& annotations) {
   PropertyOptions o;
   o.v2 = p.v2;
   BERTH_ASSIGN(auto props, versioned(bus, o, [&](const PropertyOptions& vo) {
     return start_properties(p, pid, annotations, vo);
   }));
+  // Known before the unit exists: the undo step below needs them whatever fails.
+  BERTH_ASSIGN(auto paths, Manager::planned_paths(p.files));
   BERTH_TRY(start_unit(bus, p.unit.name, props));
   Rollback undo;
-  undo.push([&bus, &p] { (void)stop_unit(bus, p.unit.name); });
+  undo.push([&bus, &p, &paths] { (void)kill_and_stop(bus, p.unit.name, paths); });
   BERTH_ASSIGN(Manager m, Manager::create(p.files));
   // v2: systemd put the pid in the unit's cgroup already; v1/hybrid: the hierarchies
   // systemd does not manage still need it (runc's legacy manager joins them the same way).

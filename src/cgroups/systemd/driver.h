@@ -49,9 +49,15 @@ Status start_unit(Bus& bus, const std::string& name, const std::vector<Property>
 // StopUnit + the job's end, then ResetFailedUnit; a unit systemd does not know is fine.
 Status stop_unit(Bus& bus, const std::string& name);
 
+// SIGKILL to every process in the unit's cgroup (`paths`, controller → dir; cgroup.kill
+// where there is one), then stop_unit: a failed create's or restore's unit, whose init
+// (PID 1 of its pid namespace) would ignore the stop's SIGTERM.
+Status kill_and_stop(Bus& bus, const std::string& name, const std::map<std::string, std::string>& paths);
+
 // The whole create step: start the unit with `pid`, then the cgroupfs Manager over its
 // cgroup writes every limit and adds `pid` to the hierarchies systemd left out (v1). On any
-// failure the unit is stopped again.
+// failure after the start, what the unit holds is killed and the unit stopped
+// (kill_and_stop): `pid` must not be the caller's own (restore starts it with CRIU's worker).
 Result<Manager> start(Bus& bus, const Plan& p, pid_t pid, const std::map<std::string, std::string>& annotations);
 
 // `update`: SetUnitProperties (runtime), then the files.

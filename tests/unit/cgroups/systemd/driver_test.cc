@@ -4,6 +4,7 @@
 #include "cgroups/systemd/driver.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -32,6 +33,7 @@ class FakeBus : public Bus {
   }
   Result<std::string> stop_unit(const std::string& name) override {
     log.push_back("stop " + name);
+    if (on_stop) on_stop();
     if (unknown_unit) return Error::sys(ENOENT, "Unit " + name + " not loaded.");
     return "/org/freedesktop/systemd1/job/" + std::to_string(++jobs);
   }
@@ -63,7 +65,7 @@ class FakeBus : public Bus {
   std::string version_text = "252.39-1~deb12u2";
   bool job_timeout = false;
   bool unknown_unit = false;
-  std::function<void()> on_start;
+  std::function<void()> on_start, on_stop;
 };
 
 std::vector<std::string> texts(const std::vector<Property>& props) {
@@ -274,6 +276,39 @@ TEST(SystemdDriver, AFailureAfterTheStartStopsTheUnit) {
   EXPECT_EQ(bus.log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000", "stop docker-abc.scope",
                                                "wait 2 30000", "reset-failed docker-abc.scope"}));
   EXPECT_FALSE(f.tree.exists("sys/fs/cgroup/system.slice/docker-abc.scope"));
+}
+
+// Issue 32: a limit systemd accepted but the kernel refuses (cpuset.cpus of a CPU the host
+// lacks) fails after the unit started. The init in it is PID 1 of its pid namespace and
+// ignores the SIGTERM of systemd's stop, whose job then ran into our 30 s timeout: what the
+// unit holds is killed through cgroup.kill before the unit is stopped.
+TEST(SystemdDriver, AFailureAfterTheStartKillsTheUnitsProcessesBeforeTheStop) {
+  for (Layout layout : {Layout::kV2, Layout::kHybrid}) {
+    SCOPED_TRACE(std::string(to_string(layout)));
+    Fixture f(layout);
+    f.resources.memory = spec::Memory{};
+    f.resources.memory->limit = 1 << 20;
+    auto p = plan(f.cfg);
+    ASSERT_TRUE(p);
+    const std::string scope = "/system.slice/docker-abc.scope";
+    std::string kill_file = f.tree.file("", scope, "cgroup.kill");
+    FakeBus bus;
+    bus.on_start = [&] {
+      f.tree.add_cgroup(scope);
+      f.tree.write(kill_file, "");
+      // the limit's file refuses the value: here, it is not there at all
+      std::string limit = layout == Layout::kV2 ? f.tree.file("", scope, "memory.max")
+                                                : f.tree.file("memory", scope, "memory.limit_in_bytes");
+      ::unlink((f.tree.root() + "/" + limit).c_str());
+    };
+    std::string killed_at_stop;
+    bus.on_stop = [&] { killed_at_stop = f.tree.read(kill_file); };
+    auto m = start(bus, *p, 42, {});
+    ASSERT_FALSE(m);
+    EXPECT_EQ(killed_at_stop, "1");
+    EXPECT_EQ(bus.log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000", "stop docker-abc.scope",
+                                                 "wait 2 30000", "reset-failed docker-abc.scope"}));
+  }
 }
 
 TEST(SystemdDriver, JobOutcomes) {
