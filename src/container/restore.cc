@@ -122,32 +122,24 @@ Result<std::vector<std::string>> read_descriptors(const std::string& image_dir) 
   return cr::parse_descriptors(text);
 }
 
-// CRIU restores into the cgroups of the process that asks (its worker is our child): we
-// enter the container's cgroups for the restore and name them as CRIU's cgroup roots, and
-// go back to our own as soon as CRIU is done (the restored tasks stay). With the systemd
-// driver, our pid is the one the transient scope is started with (runc names its CRIU
-// worker's), so systemd makes the scope around us; we leave it the same way.
-struct CgroupVisit {
-  std::vector<std::string> home;  // our own cgroup directories, to return to
-  ~CgroupVisit() {
-    std::string pid = std::to_string(::getpid());
-    for (const auto& d : home) {
-      UniqueFd fd(::open((d + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-      if (fd) (void)file::write_all(fd.get(), pid);
-    }
-  }
-};
-
-Result<std::vector<std::pair<std::string, std::string>>> enter_cgroups(Restoring& c, CgroupVisit& visit) {
-  BERTH_ASSIGN(auto before, cgroups::probe());
-  for (const auto& h : before.v1) visit.home.push_back(before.dir(h, h.own));
-  if (before.unified) visit.home.push_back(before.dir(*before.unified, before.unified->own));
-  BERTH_TRY(container::join_cgroups(c.cg, ::getpid()));
-  BERTH_ASSIGN(auto after, cgroups::probe());
-  std::vector<std::pair<std::string, std::string>> roots;
-  for (const auto& h : after.v1) roots.push_back({str::join(h.controllers, ","), h.own});
-  if (after.unified) roots.push_back({"", after.unified->own});
-  return roots;
+// CRIU restores into the cgroups of its worker (the restored init is the worker's sibling
+// and inherits them; with manage_cgroups it places the tree below the cgroup roots we name).
+// So the worker is what joins the container's cgroups, before it reads the request: with
+// the systemd driver, the transient scope is started with the worker's pid, as runc starts
+// it with its CRIU's. Never berth's own pid: a failure after systemd started the scope stops
+// it, and systemd would SIGTERM whatever is inside (berth died with 143 and left the state,
+// the criu-root mount and the id behind). The roots are where the worker landed, as its
+// /proc/<pid>/cgroup names them (runc reads the same file).
+Status place_worker(Restoring& c, pid_t worker, cr::Request& r) {
+  BERTH_TRY(container::join_cgroups(c.cg, worker));
+  c.record.cgroup_paths = c.cg.paths;
+  BERTH_ASSIGN(std::string mountinfo, file::read("/proc/self/mountinfo", 16u << 20));
+  BERTH_ASSIGN(std::string own, file::read("/proc/" + std::to_string(worker) + "/cgroup", 1u << 20));
+  BERTH_ASSIGN(auto in, cgroups::parse_host(mountinfo, own));
+  r.cg_roots.clear();
+  for (const auto& h : in.v1) r.cg_roots.push_back({str::join(h.controllers, ","), h.own});
+  if (in.unified) r.cg_roots.push_back({"", in.unified->own});
+  return ok();
 }
 
 bool has_own_netns(const spec::Spec& spec) {
@@ -207,8 +199,6 @@ Status run_criu(Restoring& c, const std::string& bundle) {
     f.joined_ns_fds["network"] = fd.get();
     c.ns_fds.push_back(std::move(fd));
   }
-  CgroupVisit visit;
-  BERTH_ASSIGN(f.cg_roots, enter_cgroups(c, visit));
   BERTH_ASSIGN(cr::Request req, cr::restore_request(c.o, c.spec, f));
   cr::use_config_file(req, c.config);
   // As runc: the runtime's hooks run when CRIU has made the namespaces.
@@ -218,7 +208,8 @@ Status run_criu(Restoring& c, const std::string& bundle) {
     BERTH_TRY(container::run_hooks("prestart", c.spec.hooks->prestart, state, c.record.bundle));
     return container::run_hooks("createRuntime", c.spec.hooks->create_runtime, state, c.record.bundle);
   };
-  BERTH_ASSIGN(c.out, cr::execute(req, c.o.criu_binary, notify));
+  cr::Placement place = [&c](pid_t worker, cr::Request& r) { return place_worker(c, worker, r); };
+  BERTH_ASSIGN(c.out, cr::execute(req, c.o.criu_binary, notify, place));
   c.undo.push([pid = c.out.pid] { ::kill(pid, SIGKILL); });
   return ok();
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "container/criu/rpc.h"
 #include "support/exec_helpers.h"
 
 namespace berth::test {
@@ -204,6 +205,53 @@ TEST_F(Checkpoint, FailedRestoreLeavesNothingBehind) {
   struct stat st;
   for (const char* h : {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified"})
     EXPECT_NE(::stat((std::string(h) + "/berth-test/ck-restore").c_str(), &st), 0) << h;
+  EXPECT_EQ(mount_lines(berth_.root()), std::vector<std::string>{});
+  EXPECT_EQ(mount_lines(b.rootfs()), std::vector<std::string>{});
+}
+
+// Issue 32: restore puts CRIU's worker in the container's cgroups, never berth itself (with
+// the systemd driver the scope is started with the worker's pid; berth inside it was killed
+// by systemd when a failure stopped the unit). A stand-in for criu answers the VERSION
+// request, then, at the restore request (sent only once the worker is placed), records its
+// own cgroups and berth's, and exits without an answer: the restore fails as CRIU's death
+// makes it fail, and must leave nothing.
+TEST_F(Checkpoint, RestorePlacesCriusWorkerNeverItself) {
+  // criu_resp {type: VERSION, success: true, version {major 3, minor 17}} (rpc.proto)
+  const std::string version_resp = "\x08\x0a\x10\x01\x52\x04\x08\x03\x10\x11";
+  auto parsed = container::criu::unpack_response(reinterpret_cast<const uint8_t*>(version_resp.data()),
+                                                   version_resp.size());
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  ASSERT_EQ(parsed->version, 31700);
+  TempDir fake;
+  const std::string d = fake.path();
+  // bash: the worker's socket can be above fd 9, which dash cannot redirect
+  std::string script = "#!/bin/bash\n"
+                       "n=$(cat " + d + "/n 2>/dev/null || echo 0); echo $((n + 1)) > " + d + "/n\n"
+                       "dd bs=65536 count=1 <&\"$2\" >/dev/null 2>&1\n"
+                       "if [ \"$n\" = 0 ]; then cat " + d + "/version >&\"$2\"; exit 0; fi\n"
+                       "cat /proc/self/cgroup > " + d + "/worker; cat /proc/$PPID/cgroup > " + d + "/berth\n"
+                       "exit 1\n";
+  ASSERT_EQ(run_cmd({"sh", "-c", "cat > " + d + "/criu && chmod 755 " + d + "/criu"}, script).code, 0);
+  // one write(2), one packet (bash's printf would split it at the \n byte)
+  ASSERT_EQ(run_cmd({"sh", "-c", "cat > " + d + "/version"}, version_resp).code, 0);
+  Bundle b;
+  b.spec().process->args = {"sleep", "100"};
+  b.spec().linux->cgroups_path = "/berth-test/ck-place";
+  b.write();
+  TempDir img;
+  ASSERT_EQ(run_cmd({"sh", "-c", "echo '[\"/dev/null\",\"/dev/null\",\"/dev/null\"]' > " + img.path() + "/descriptors.json"}).code, 0);
+  auto r = berth_({"--criu", d + "/criu", "restore", "-d", "--image-path", img.path(), "--bundle", b.path(), "ck-place"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("criu failed: type RESTORE"), std::string::npos) << r.err;
+  std::string worker = run_cmd({"cat", d + "/worker"}).out, berth = run_cmd({"cat", d + "/berth"}).out;
+  ASSERT_FALSE(worker.empty()) << "the stand-in never got the restore request: " << r.err;
+  EXPECT_NE(worker.find("/berth-test/ck-place\n"), std::string::npos) << worker;
+  EXPECT_FALSE(berth.empty());
+  EXPECT_EQ(berth.find("/berth-test/ck-place"), std::string::npos) << "berth joined the container's cgroups:\n" << berth;
+  EXPECT_NE(berth_({"state", "ck-place"}).code, 0);
+  struct stat st;
+  for (const char* h : {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified"})
+    EXPECT_NE(::stat((std::string(h) + "/berth-test/ck-place").c_str(), &st), 0) << h;
   EXPECT_EQ(mount_lines(berth_.root()), std::vector<std::string>{});
   EXPECT_EQ(mount_lines(b.rootfs()), std::vector<std::string>{});
 }

@@ -29,7 +29,7 @@ Error not_built() {
 
 bool built_with_criu() { return false; }
 
-Result<Outcome> execute(const Request&, const std::string&, const Notify&) { return not_built(); }
+Result<Outcome> execute(const Request&, const std::string&, const Notify&, const Placement&) { return not_built(); }
 Status check_lazy_pages(const std::string&) { return not_built(); }
 
 #else
@@ -221,7 +221,9 @@ Status check_lazy_pages(const std::string& binary) {
   return ok();
 }
 
-Result<Outcome> execute(const Request& r, const std::string& criu_binary, const Notify& notify) {
+Result<Outcome> execute(const Request& request, const std::string& criu_binary, const Notify& notify,
+                        const Placement& place) {
+  Request r = request;
   BERTH_TRY(check_version(criu_binary));
   // CRIU opens the image and work directories through /proc/<berth>/fd: close-on-exec is fine.
   UniqueFd images(::open(r.images_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -239,8 +241,10 @@ Result<Outcome> execute(const Request& r, const std::string& criu_binary, const 
     fds.inherit.push_back(i.fd);
     if (i.fd > 2) keep.push_back(i.fd);
   }
-  BERTH_ASSIGN(auto req, pack_request(r, fds));
   BERTH_ASSIGN(Swrk w, start_swrk(criu_binary, keep));
+  // A failed placement leaves the worker to its OwnedPid (killed and reaped on return).
+  if (place) BERTH_TRY(place(w.pid.pid(), r));
+  BERTH_ASSIGN(auto req, pack_request(r, fds));
   BERTH_TRY(send_msg(w.sock.get(), req));
   Conversation c{r, notify, {}, std::nullopt};
   BERTH_ASSIGN(Response resp, converse(c, w));

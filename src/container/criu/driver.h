@@ -30,10 +30,18 @@ struct Outcome {
   UniqueFd pts_master;  // restore: the terminal's master CRIU handed back (orphan pts)
 };
 
+// Restore: called with the worker's pid once it runs, before it reads the request: puts
+// the worker in the container's cgroups (the systemd unit is started with its pid, as runc
+// starts it with its CRIU's) and may complete the request (the cgroup roots, read from where
+// the worker landed). The restored tree inherits the worker's cgroups; berth stays in its
+// own, so that stopping the unit can never take berth with it.
+using Placement = std::function<Status(pid_t worker, Request& r)>;
+
 // Notifications berth answers itself: "orphan-pts-master" (its fd becomes pts_master) and
 // "status-ready" (one \0 byte to r.status_fd, lazy pages). Error text as runc's ("criu
 // failed: type DUMP errno 0\nlog file: <work>/dump.log"), followed by CRIU's first error line
 // (the missing kernel feature when `criu check` fails).
-Result<Outcome> execute(const Request& r, const std::string& criu_binary, const Notify& notify);
+Result<Outcome> execute(const Request& r, const std::string& criu_binary, const Notify& notify,
+                        const Placement& place = {});
 
 }  // namespace berth::container::criu
