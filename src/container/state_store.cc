@@ -3,9 +3,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,7 +70,16 @@ int remove_tree_at(int parent, const char* name) {
   auto note = [&first](int r) {
     if (r < 0 && errno != ENOENT && first == 0) first = errno;
   };
-  int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  // Never into another mount (RESOLVE_NO_XDEV): a restore killed while CRIU ran leaves the
+  // container's rootfs bound at criu-root, and walking into it would empty the rootfs. Such
+  // a directory stays, and its rmdir says EBUSY. Where openat2 is missing (before 5.6), the
+  // old open.
+  struct open_how how = {};
+  how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS;
+  int fd = static_cast<int>(::syscall(SYS_openat2, parent, name, &how, sizeof(how)));
+  if (fd < 0 && errno == ENOSYS) fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == EXDEV) first = EBUSY;
   if (fd >= 0) {
     DIR* d = ::fdopendir(fd);
     if (d) {

@@ -3,6 +3,8 @@
 // to a host file; hooks named by a relative path. Each is refused with one clear line (or,
 // for the pid file, written without following the link), quickly, and leaves nothing.
 #include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -114,6 +116,40 @@ TEST_F(HostileInput, RelativeHookPathIsRefused) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("hooks.prestart[0].path"), std::string::npos) << r.err;
   EXPECT_NE(rt({"state", "hostile-hook"}).code, 0);
+}
+
+// A mount inside a container's state directory: a restore killed while CRIU ran leaves the
+// rootfs bound at criu-root (issue 32), and anything can be bound elsewhere in it. delete -f
+// detaches criu-root, and the state directory's removal never walks into a mount
+// (RESOLVE_NO_XDEV): the mounted tree keeps its files. Before, the removal recursed
+// through the bind, unlinked what it found, and then failed with EBUSY.
+TEST_F(HostileInput, DeleteNeverEmptiesAMountInTheStateDirectory) {
+  for (const char* name : {"criu-root", "elsewhere"}) {
+    SCOPED_TRACE(name);
+    Runtime rt;
+    Bundle b;
+    b.spec().linux->cgroups_path = std::string(kTestCgroupParent) + "/hostile-mount";
+    b.write();
+    ASSERT_EQ(rt({"create", "--bundle", b.path(), "hostile-mount"}).code, 0);
+    TempDir host("berth-rt-keep");
+    write_raw(host.path() + "/file", "precious\n");
+    std::string in = rt.root() + "/hostile-mount/" + name;
+    ASSERT_EQ(::mkdir(in.c_str(), 0700), 0);
+    ASSERT_EQ(::mount(host.path().c_str(), in.c_str(), nullptr, MS_BIND, nullptr), 0);
+    auto d = rt({"delete", "-f", "hostile-mount"});
+    bool still_mounted = ::umount2(in.c_str(), MNT_DETACH) == 0;
+    EXPECT_EQ(slurp(host.path() + "/file"), "precious\n") << "delete -f emptied a mount in the state directory";
+    if (std::string(name) == "criu-root") {
+      EXPECT_EQ(d.code, 0) << d.err;
+      EXPECT_FALSE(still_mounted) << "criu-root was left mounted";
+      EXPECT_NE(rt({"state", "hostile-mount"}).code, 0) << "the state directory was left";
+    } else {
+      // Not ours to unmount: refused, naming the directory, with the mount left alone.
+      EXPECT_EQ(d.code, 1);
+      EXPECT_NE(d.err.find("remove container directory hostile-mount"), std::string::npos) << d.err;
+      EXPECT_TRUE(still_mounted);
+    }
+  }
 }
 
 }  // namespace
