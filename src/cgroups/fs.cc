@@ -36,13 +36,18 @@ Result<std::string> Dir::read(std::string_view file) const {
 // files hold exactly the last value written.
 constexpr int kWriteFlags = O_WRONLY | O_TRUNC | O_CLOEXEC;
 
+// runc's text for a refused value (`failed to write "7": write <path>: invalid argument`),
+// which engines and people search for; write_field puts the spec field in front.
+static Error write_error(int err, std::string_view value, const std::string& path) {
+  return Error::sys(err, "failed to write \"" + std::string(value) + "\": write " + path);
+}
+
 Status Dir::write(std::string_view file, std::string_view value) const {
   UniqueFd fd(::openat(fd_, std::string(file).c_str(), kWriteFlags));
   if (!fd) return Error::sys(errno, "open " + join_path(path_, file));
   ssize_t n;
   do n = ::write(fd.get(), value.data(), value.size()); while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return Error::sys(errno, "write \"" + std::string(value) + "\" to " + join_path(path_, file));
+  if (n < 0) return write_error(errno, value, join_path(path_, file));
   return ok();
 }
 
@@ -73,10 +78,7 @@ Status write_field(const Dir& dir, std::string_view file, std::string_view value
   }
   ssize_t n;
   do n = ::write(fd.get(), value.data(), value.size()); while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return Error::sys(errno, "write \"" + std::string(value) + "\" to " +
-                                 join_path(dir.path(), file))
-        .context(field);
+  if (n < 0) return write_error(errno, value, join_path(dir.path(), file)).context(field);
   return ok();
 }
 
