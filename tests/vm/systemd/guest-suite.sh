@@ -6,7 +6,8 @@
 # pause/resume, exec joins the unit's cgroup, delete removes the unit, a create that fails
 # after the unit was started leaves nothing, a second create naming a live unit does not
 # stop it (berth); rootless with limits in a user session's delegated subtree, and rootless
-# with --systemd-cgroup through the user's own systemd (systemdUser); then berth
+# with --systemd-cgroup through the user's own systemd (systemdUser); a limit the kernel
+# refuses after the unit started (create, run, restore, rootless; guest-fail.sh); then berth
 # and runc timed side by side. Lines start with "VMTEST:"; the last one is
 # "VMTEST: RESULT: PASS|FAIL"; the exit status is the number of failures.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
@@ -237,6 +238,10 @@ expect "systemdUser: failed create: no state" absent "$(asu $RT state su2 >/dev/
 
 # checkpoint/restore with the driver (criu3), when the image has CRIU
 [ -f /usr/local/sbin/vm-systemd-criu ] && . /usr/local/sbin/vm-systemd-criu
+
+# a limit systemd accepts and the kernel refuses, after the unit started: create, run,
+# restore, rootless; each fails at once, with a message, and leaves nothing (guest-fail.sh)
+. /usr/local/sbin/vm-systemd-fail
 
 # create + start + delete with the driver (the D-Bus round trips are its cost): berth and
 # runc interleaved in this one boot, 5 cycles each, so that host load hits both alike.

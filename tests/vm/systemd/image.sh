@@ -128,6 +128,7 @@ configure() {
   printf '[Service]\nEnvironment=XDG_RUNTIME_DIR=/run/user/%%i\n' > "$R/etc/systemd/system/user@.service.d/berth-xdg.conf"
   install -m 755 "$BERTH" "$R/usr/local/bin/berth"
   install -m 755 "$here/guest-suite.sh" "$R/usr/local/sbin/vm-systemd-suite"
+  install -m 644 "$here/guest-fail.sh" "$R/usr/local/sbin/vm-systemd-fail"
   mkdir -p "$R/usr/local/lib"; install -m 644 "$here/guest-lib.sh" "$R/usr/local/lib/vm-systemd-lib.sh"
   rm -rf "$R/opt/bb"; mkdir -p "$R/opt/bb/bin" "$R/opt/bb/proc" "$R/opt/bb/sys" "$R/opt/bb/dev" "$R/opt/bb/tmp"
   cp "$R/bin/busybox" "$R/opt/bb/bin/busybox"
