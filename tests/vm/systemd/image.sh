@@ -179,6 +179,8 @@ criu_bits() {
   c=$(command -v criu || true); [ -n "$c" ] || return 0
   criu_put "$c"
   x=/usr/sbin/xtables-legacy-multi
+  # without it CRIU's network lock (iptables-restore) fails every dump in the guest
+  [ -f $x ] || say "criu: no $x on the host (apt-get install iptables): checkpoints in the guest will fail"
   if [ -f $x ]; then
     criu_put $x
     cp -a /usr/lib/x86_64-linux-gnu/xtables "$ROOT/usr/lib/x86_64-linux-gnu/"
