@@ -37,6 +37,7 @@
 #include "linux/process_attrs.h"
 #include "linux/sys.h"
 #include "util/caller_fds.h"
+#include "util/env.h"
 #include "util/fds.h"
 #include "util/file.h"
 #include "util/interrupt.h"
@@ -343,6 +344,12 @@ Result<int> exec_container(const ExecOptions& o) {
   // Until the process runs, SIGTERM and the like end the wait for it (and it is killed);
   // once it runs they are forwarded to it.
   if (!o.detach) BERTH_TRY(interrupt::arm());
+  // The process the tenant forks into the pid namespace is a copy of our memory, readable
+  // by a container holding CAP_SYS_PTRACE until its execve (docs/security.md, "The window
+  // before execve"); the tenant may even share it. Our caller's environment (an engine's
+  // credentials) has no use from here on: LISTEN_FDS and XDG_RUNTIME_DIR are read, the
+  // payload's environment is process.env.
+  env::scrub_own_environment();
   auto started = start_tenant(*tenant, cg);
   if (!started) return unless_stopped(std::move(started).error(), init_pidfd.get(), target.record);
   Running r = std::move(*started);

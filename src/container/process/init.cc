@@ -25,6 +25,7 @@
 #include "linux/rootfs/idmap.h"
 #include "linux/rootfs/stdio_null.h"
 #include "linux/sysctl.h"
+#include "util/env.h"
 #include "util/fds.h"
 #include "util/file.h"
 #include "util/phases.h"
@@ -172,6 +173,10 @@ int fork_init_last(linux::Sys& sys, InitConfig& cfg) {
   if (fs) keep.push_back(fs->root_fd());
   for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd) keep.push_back(fd);
   close_fds_except(keep);
+  // Our own copy of create's memory (never shared: no direct init joins a pid namespace),
+  // and the init's hooks get their environment explicitly: the caller's is of no use to
+  // it, and the namespace's members could read it (docs/security.md).
+  env::scrub_own_environment();
   auto init = fork_child([&] { return last_init_main(sys, cfg, fs ? &*fs : nullptr); });
   if (!init) {
     (void)send_error(cfg.sync_fd, std::move(init).error().context("fork the init into the pid namespace"));
@@ -235,6 +240,9 @@ int init_main(InitConfig& cfg) {
   }
   if (cfg.fork_init_last) return fork_init_last(sys, cfg);
   if (!cfg.second_stage) return stage_two_main(sys, cfg, false);
+  // As for fork_init_last: on kernels without procfs's "pidns" option the second stage is
+  // born in a joined pid namespace.
+  env::scrub_own_environment();
   auto second = fork_child([&] { return stage_two_main(sys, cfg, true); });
   if (!second) {
     (void)send_error(cfg.sync_fd, std::move(second).error().context("fork second stage"));
