@@ -9,6 +9,7 @@
 #include "container/exec.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -106,6 +107,17 @@ void tenant_namespaces(const spec::Linux& l, pid_t pid, TenantConfig& t) {
   }
 }
 
+// Our permitted capabilities, which the tenant keeps through joins that leave out the user
+// namespace: what narrow_caps (tenant.cc) may keep of them. 0 (nothing narrowed) where a
+// user namespace is joined, or capget fails.
+uint64_t held_caps(const TenantConfig& t) {
+  if (std::find(t.join_types.begin(), t.join_types.end(), "user") != t.join_types.end()) return 0;
+  __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &head, data) < 0) return 0;
+  return data[0].permitted | (uint64_t{data[1].permitted} << 32);
+}
+
 Result<std::unique_ptr<TenantConfig>> build_tenant(const ExecOptions& o, const Target& target,
                                                    container::ExecProcess& ep) {
   auto t = std::make_unique<TenantConfig>();
@@ -134,6 +146,7 @@ Result<std::unique_ptr<TenantConfig>> build_tenant(const ExecOptions& o, const T
     BERTH_ASSIGN(c.seccomp_program, seccomp::compile_cached(*l.seccomp, container::process::seccomp_cache_dir(o.root)));
   }
   tenant_namespaces(l, target.record.pid, *t);
+  t->held_caps = held_caps(*t);
   return t;
 }
 

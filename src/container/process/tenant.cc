@@ -1,13 +1,14 @@
 // The exec tenant (see tenant.h). The intermediate: wait for the parent (cgroup joined),
 // set process.oomScoreAdj (inherited across fork), join every namespace of the init at
-// once, then fork the process itself into the pid namespace, report it (kPid) and exit.
-// The process: wait for the parent to adopt it, new session, `--user NAME` from the
-// container's /etc/passwd, process attributes (process.rlimits, scheduler, ioPriority, the
-// session keyring, linux.personality, linux.memoryPolicy), the pty, then the payload
-// (payload.cc).
+// once, `--user NAME` from the container's /etc/passwd, the attributes a fork inherits
+// (the session keyring, ioPriority, linux.personality, linux.memoryPolicy), then fork the
+// process itself into the pid namespace, report it (kPid) and exit. The process: wait for
+// the parent to adopt it, new session, process.rlimits and scheduler, the pty, then the
+// payload (payload.cc).
 #include "container/process/tenant.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -64,6 +65,58 @@ Status resolve_user(linux::Sys& sys, TenantConfig& t) {
   return ok();
 }
 
+// process.* attributes a fork inherits (session keyring, ioPriority, linux.personality,
+// linux.memoryPolicy): set by the intermediate, before the process exists. The init sets
+// the same in its own order (apply_process_attributes).
+Status inherited_attributes(linux::Sys& sys, const InitConfig& cfg) {
+  const spec::Process& p = cfg.process;
+  if (cfg.new_keyring) BERTH_TRY(sys.join_session_keyring(cfg.container_id));
+  if (p.io_priority) BERTH_TRY(sys.set_io_priority(*p.io_priority));
+  if (cfg.personality) BERTH_TRY(sys.set_personality(*cfg.personality));
+  if (cfg.memory_policy) BERTH_TRY(sys.set_memory_policy(*cfg.memory_policy));
+  return ok();
+}
+
+// The rest, in the process itself: rlimits, because the fork would count against
+// RLIMIT_NPROC, and the scheduler, because a policy with SCHED_FLAG_RESET_ON_FORK would not
+// survive the fork. (oomScoreAdj is written before the joins: tenant_enter.)
+Status own_attributes(linux::Sys& sys, const InitConfig& cfg) {
+  const spec::Process& p = cfg.process;
+  if (!p.rlimits.empty()) BERTH_TRY(sys.set_rlimits(p.rlimits));
+  if (p.scheduler) BERTH_TRY(sys.set_scheduler(*p.scheduler));
+  return ok();
+}
+
+// What the process still needs of berth's capabilities between its birth and its
+// payload's own sets (payload.cc): the uid switch (CAP_SETUID, CAP_SETGID; CAP_SETPCAP for
+// the bounding set), stdio handed to the user (CAP_CHOWN), the cwd reached as root
+// (CAP_DAC_OVERRIDE), rlimits and scheduler (CAP_SYS_RESOURCE, CAP_SYS_NICE), and
+// CAP_SYS_ADMIN for a filter loaded without noNewPrivileges.
+uint64_t window_needs(const InitConfig& cfg) {
+  uint64_t need = 0;
+  for (int c : {CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_SYS_RESOURCE, CAP_SYS_NICE})
+    need |= uint64_t{1} << c;
+  if (cfg.seccomp && !cfg.process.no_new_privileges) need |= uint64_t{1} << CAP_SYS_ADMIN;
+  return need;
+}
+
+// A container holding CAP_SYS_PTRACE in the host's user namespace can seize the process
+// until its execve and make it call anything (docs/security.md, "The window before
+// execve"): it is born with the container's own capabilities and the few above, not all
+// of root's (CAP_SYS_MODULE, CAP_DAC_READ_SEARCH...), no inheritable set, and the
+// container's bounding set, so that an execve forced on it gains no more. Only where the
+// payload's sets come from process.capabilities (otherwise root's are its own anyway).
+Status narrow_caps(linux::Sys& sys, const TenantConfig& t) {
+  const InitConfig& cfg = t.payload;
+  if (!cfg.has_caps || !t.held_caps) return ok();
+  linux::CapSets w;
+  w.permitted = (cfg.caps.permitted | cfg.caps.effective | cfg.caps.inheritable | cfg.caps.ambient | window_needs(cfg)) &
+                t.held_caps;
+  w.effective = w.permitted;
+  BERTH_TRY(sys.capset(w).context("narrow the capabilities before the pid namespace"));
+  return sys.drop_bounding_caps(cfg.caps.bounding);
+}
+
 // The process, born in the container's pid namespace with the container's root and cwd.
 // Its first parent (the intermediate) exits right away: a parent death signal armed now
 // would fire then. The parent sends kGo once it adopted us (it is a child subreaper);
@@ -94,8 +147,7 @@ Status tenant_settle(linux::Sys& sys, TenantConfig& t) {
   char b;
   if (::recv(cfg.sync_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0) return Error::generic("sync: the runtime is gone");
   BERTH_TRY(sys.setsid());
-  BERTH_TRY(resolve_user(sys, t));
-  BERTH_TRY(apply_process_attributes(sys, cfg));
+  BERTH_TRY(own_attributes(sys, cfg));
   if (cfg.process.terminal) {
     // Joining the mount namespace made its root our root and cwd.
     UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -125,7 +177,12 @@ Status tenant_enter(linux::Sys& sys, TenantConfig& t) {
   // The init's pidfd is of no use to the process: it leaves with us.
   ::close(t.init_pidfd);
   t.init_pidfd = -1;
-  return ok();
+  // Whatever the fork passes on is done here, where the container cannot see us: the
+  // process then runs as little of berth's code in its pid namespace as it can
+  // (docs/security.md, "The window before execve").
+  BERTH_TRY(resolve_user(sys, t));
+  BERTH_TRY(inherited_attributes(sys, cfg));
+  return narrow_caps(sys, t);
 }
 
 int tenant_main(TenantConfig& t) {

@@ -30,6 +30,11 @@ struct TenantConfig {
   // Cloned with CLONE_VM | CLONE_VFORK (spawn.h, vfork_child): the parent sleeps until we
   // exit, so no kGo comes; we joined the cgroups ourselves before tenant_main.
   bool parent_asleep = false;
+  // The permitted capabilities the intermediate holds once it joined (the parent's own;
+  // 0 when it joins a user namespace, where it holds all of that namespace's and nothing
+  // the container can ptrace): the base of the narrowed sets the process is born with
+  // (tenant.cc, narrow_caps).
+  uint64_t held_caps = 0;
 };
 
 // The child's entry point: forks the process, reports it (kPid) and returns 0, or an exit
@@ -39,9 +44,10 @@ int tenant_main(TenantConfig& t);
 // The tenant's sequences over the seam (tenant_main runs them with linux::real_sys()).
 // Enter, in the intermediate: parent death signal, wait for kGo (unless parent_asleep), process.oomScoreAdj
 // through the host's /proc, the namespace joins (one setns on the init's pidfd; on older
-// kernels one setns per namespace, user first, mount last); the fork follows. Settle, in
-// the process: wait for kGo (adopted), parent death signal, new session, `--user NAME`,
-// process attributes, the pty (the payload follows: payload.h).
+// kernels one setns per namespace, user first, mount last), `--user NAME`, the
+// attributes a fork inherits and the narrowed capability sets; the fork follows. Settle, in the process: wait for kGo
+// (adopted), parent death signal, new session, rlimits and scheduler, the pty (the payload
+// follows: payload.h).
 Status tenant_enter(linux::Sys& sys, TenantConfig& t);
 Status tenant_settle(linux::Sys& sys, TenantConfig& t);
 

@@ -119,6 +119,7 @@ Outcome stage_two(test::RecordingSys& sys) {
 }
 
 Outcome tenant_enter_atomic(test::RecordingSys& sys) {
+  add_user_files(sys);
   Channel ch;
   ch.queue(Msg::kGo);
   TenantConfig t;
@@ -126,6 +127,7 @@ Outcome tenant_enter_atomic(test::RecordingSys& sys) {
   t.payload.process.oom_score_adj = -500;
   t.init_pidfd = sys.fake_fd("/[pidfd]");
   t.join_types = {"user", "network", "pid", "mount"};
+  t.user_name = "u";
   return from_status(tenant_enter(sys, t));
 }
 

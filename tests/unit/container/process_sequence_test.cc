@@ -401,6 +401,7 @@ TEST(TenantEnter, OomScoreBeforeOneAtomicJoin) {
   Channel ch;
   ch.queue(Msg::kGo);
   TenantConfig t;
+  t.payload.new_keyring = false;  // UserAndInheritedAttributesBeforeTheFork
   t.payload.sync_fd = ch.child();
   t.payload.process.oom_score_adj = -500;
   t.init_pidfd = sys.fake_fd("/[pidfd]");
@@ -420,6 +421,7 @@ TEST(TenantEnter, WithTheParentAsleepNoGoIsAwaited) {
   Channel ch;
   ch.runtime_gone();
   TenantConfig t;
+  t.payload.new_keyring = false;  // UserAndInheritedAttributesBeforeTheFork
   t.parent_asleep = true;
   t.payload.sync_fd = ch.child();
   t.init_pidfd = sys.fake_fd("/[pidfd]");
@@ -439,6 +441,7 @@ TEST(TenantEnter, OlderKernelsJoinOneByOneUserFirstMountLast) {
   ch.queue(Msg::kGo);
   sys.fail("setns", 1, EINVAL);
   TenantConfig t;
+  t.payload.new_keyring = false;  // UserAndInheritedAttributesBeforeTheFork
   t.payload.sync_fd = ch.child();
   t.init_pid = ::getpid();
   t.init_pidfd = sys.fake_fd("/[pidfd]");
@@ -454,9 +457,10 @@ setns(fd, CLONE_NEWNS)
 )");
 }
 
-// The process, once adopted: death signal, session, `--user NAME` from the container's
-// passwd and group files (the implicit groups of runc's lookup), the attributes.
-TEST(TenantSettle, AdoptedThenSessionUserAndAttributes) {
+// `--user NAME` from the container's passwd and group files (the implicit groups of runc's
+// lookup) and the attributes a fork inherits: in the intermediate, after the joins and
+// before the process exists in the container's pid namespace.
+TEST(TenantEnter, UserAndInheritedAttributesBeforeTheFork) {
   test::RecordingSys sys;
   add_user_files(sys);
   Channel ch;
@@ -464,14 +468,61 @@ TEST(TenantSettle, AdoptedThenSessionUserAndAttributes) {
   TenantConfig t;
   t.payload.sync_fd = ch.child();
   t.payload.container_id = "c1";
+  t.payload.process.io_priority = spec::IoPriority{"IOPRIO_CLASS_BE", 4};
+  t.init_pidfd = sys.fake_fd("/[pidfd]");
+  t.join_types = {"pid", "mount"};
   t.user_name = "u";
-  ASSERT_TRUE(tenant_settle(sys, t));
+  ASSERT_TRUE(tenant_enter(sys, t));
   EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
-setsid()
+setns(fd, CLONE_NEWNS|CLONE_NEWPID)
 join_session_keyring("c1")
+set_io_priority(IOPRIO_CLASS_BE, 4)
 )");
   EXPECT_EQ(t.payload.process.user.uid, 1000u);
   EXPECT_EQ(t.payload.process.user.additional_gids, (std::vector<uint32_t>{10, 29}));
+}
+
+// Without a user namespace a container holding CAP_SYS_PTRACE can seize the process and
+// make it call anything until its execve: it is born with the container's capabilities
+// and only those berth still needs (setuid, setgid, setpcap, chown, dac_override,
+// sys_resource, sys_nice), nothing inheritable, and the container's bounding set.
+TEST(TenantEnter, CapabilitiesNarrowedBeforeTheFork) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.queue(Msg::kGo);
+  TenantConfig t;
+  t.payload.sync_fd = ch.child();
+  t.payload.container_id = "c1";
+  t.payload.has_caps = true;
+  uint64_t kill_and_bind = (uint64_t{1} << 5) | (uint64_t{1} << 10);
+  t.payload.caps = linux::CapSets{kill_and_bind, kill_and_bind, 0, kill_and_bind, 0};
+  t.held_caps = (uint64_t{1} << 41) - 1;
+  t.init_pidfd = sys.fake_fd("/[pidfd]");
+  t.join_types = {"pid", "mount"};
+  ASSERT_TRUE(tenant_enter(sys, t));
+  EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
+setns(fd, CLONE_NEWNS|CLONE_NEWPID)
+join_session_keyring("c1")
+capset(effective 0x18005e3, permitted 0x18005e3, inheritable 0)
+drop_bounding_caps(keep 0x420)
+)");
+}
+
+// The process, once adopted: death signal, session, then only what a fork would not have
+// passed on (rlimits: the fork would count against RLIMIT_NPROC).
+TEST(TenantSettle, AdoptedThenSessionAndRlimits) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.queue(Msg::kGo);
+  TenantConfig t;
+  t.payload.sync_fd = ch.child();
+  t.payload.container_id = "c1";
+  t.payload.process.rlimits = {{"RLIMIT_NOFILE", 64, 64}};
+  ASSERT_TRUE(tenant_settle(sys, t));
+  EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
+setsid()
+set_rlimits([RLIMIT_NOFILE=64:64])
+)");
 }
 
 }  // namespace
