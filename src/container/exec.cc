@@ -9,7 +9,6 @@
 #include "container/exec.h"
 
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -27,6 +26,7 @@
 #include "container/conversation.h"
 #include "container/exec_process.h"
 #include "container/process/spawn.h"
+#include "container/process/steps.h"
 #include "container/process/sync.h"
 #include "container/process/tenant.h"
 #include "container/record.h"
@@ -108,14 +108,11 @@ void tenant_namespaces(const spec::Linux& l, pid_t pid, TenantConfig& t) {
 }
 
 // Our permitted capabilities, which the tenant keeps through joins that leave out the user
-// namespace: what narrow_caps (tenant.cc) may keep of them. 0 (nothing narrowed) where a
-// user namespace is joined, or capget fails.
+// namespace: what narrow_caps (steps.h) may keep of them. 0 (nothing narrowed) where a
+// user namespace is joined.
 uint64_t held_caps(const TenantConfig& t) {
   if (std::find(t.join_types.begin(), t.join_types.end(), "user") != t.join_types.end()) return 0;
-  __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2] = {};
-  if (::syscall(SYS_capget, &head, data) < 0) return 0;
-  return data[0].permitted | (uint64_t{data[1].permitted} << 32);
+  return container::process::permitted_caps();
 }
 
 Result<std::unique_ptr<TenantConfig>> build_tenant(const ExecOptions& o, const Target& target,

@@ -7,7 +7,7 @@
 // the marker (a value the test put in the runtime caller's environment, read from
 // OUT_DIR/marker: as an argument it would be in the container's config, which berth
 // holds), its fds, cwd and
-// root, and (exec) that it holds none of the capabilities only the host's root has.
+// root, and that it holds none of the capabilities only the host's root has.
 // OUT_DIR/observations gets one line per finding, OUT_DIR/caught one line per
 // stopped process (its fds, cwd, root), OUT_DIR/summary the counts when OUT_DIR/stop
 // appears; OUT_DIR/ready is created once the first scan is done.
@@ -15,8 +15,8 @@
 //   berth_ptrace_window_watcher OUT_DIR RUNTIME_COMM [marker-only]
 //
 // marker-only: the processes belong to another container that shares our pid namespace
-// (create), whose mounts are not ours: only the marker is looked for (its view is
-// cve_visibility_test.cc's).
+// (create), whose mounts are not ours: only the marker and the capabilities are looked at
+// (its view is cve_visibility_test.cc's).
 // Built static: it runs inside a busybox rootfs.
 #include <dirent.h>
 #include <fcntl.h>
@@ -185,7 +185,7 @@ void inspect(int pid, Counts& c) {
       observe(pid, "memory holds the caller's marker (" + where + ")");
     }
     std::string table = g_marker_only ? "" : check_view(pid, p);
-    if (!g_marker_only) check_caps(pid, p);
+    check_caps(pid, p);
     if (c.caught <= 5) append("caught", "pid " + std::to_string(pid) + ": " + table);
   }
   ::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);

@@ -177,6 +177,13 @@ int fork_init_last(linux::Sys& sys, InitConfig& cfg) {
   // and the init's hooks get their environment explicitly: the caller's is of no use to
   // it, and the namespace's members could read it (docs/security.md).
   env::scrub_own_environment();
+  // Born with narrowed capabilities: without a user namespace the members of the pid
+  // namespace may hold CAP_SYS_PTRACE where our capabilities count (steps.h).
+  st = narrow_caps(sys, cfg, cfg.ns && cfg.ns->has(CLONE_NEWUSER) ? 0 : permitted_caps());
+  if (!st) {
+    (void)send_error(cfg.sync_fd, st.error());
+    return 1;
+  }
   auto init = fork_child([&] { return last_init_main(sys, cfg, fs ? &*fs : nullptr); });
   if (!init) {
     (void)send_error(cfg.sync_fd, std::move(init).error().context("fork the init into the pid namespace"));

@@ -1,7 +1,10 @@
 // The steps an init and an exec tenant share (see steps.h).
 #include "container/process/steps.h"
 
+#include <linux/capability.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "linux/console.h"
 #include "linux/rootfs/apply.h"
@@ -47,6 +50,36 @@ Status wait_settled(InitConfig& cfg) {
   BERTH_TRY(expect(m, Msg::kSettled));
   cfg.settle_pending = false;
   return ok();
+}
+
+namespace {
+
+uint64_t window_needs(const InitConfig& cfg) {
+  uint64_t need = 0;
+  for (int c : {CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_SYS_RESOURCE, CAP_SYS_NICE})
+    need |= uint64_t{1} << c;
+  bool pty_bind = !cfg.exec_tenant && cfg.process.terminal && cfg.rootfs;
+  if ((cfg.seccomp && !cfg.process.no_new_privileges) || pty_bind) need |= uint64_t{1} << CAP_SYS_ADMIN;
+  return need;
+}
+
+}  // namespace
+
+Status narrow_caps(linux::Sys& sys, const InitConfig& cfg, uint64_t held) {
+  if (!cfg.has_caps || !held) return ok();
+  const linux::CapSets& c = cfg.caps;
+  linux::CapSets w;
+  w.permitted = (c.permitted | c.effective | c.inheritable | c.ambient | window_needs(cfg)) & held;
+  w.effective = w.permitted;
+  BERTH_TRY(sys.capset(w).context("narrow the capabilities before the pid namespace"));
+  return sys.drop_bounding_caps(c.bounding);
+}
+
+uint64_t permitted_caps() {
+  __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &head, data) < 0) return 0;
+  return data[0].permitted | (uint64_t{data[1].permitted} << 32);
 }
 
 Status open_console(linux::Sys& sys, InitConfig& cfg, int root_fd, linux::rootfs::Applier* fs) {

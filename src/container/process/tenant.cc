@@ -8,7 +8,6 @@
 #include "container/process/tenant.h"
 
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -87,36 +86,6 @@ Status own_attributes(linux::Sys& sys, const InitConfig& cfg) {
   return ok();
 }
 
-// What the process still needs of berth's capabilities between its birth and its
-// payload's own sets (payload.cc): the uid switch (CAP_SETUID, CAP_SETGID; CAP_SETPCAP for
-// the bounding set), stdio handed to the user (CAP_CHOWN), the cwd reached as root
-// (CAP_DAC_OVERRIDE), rlimits and scheduler (CAP_SYS_RESOURCE, CAP_SYS_NICE), and
-// CAP_SYS_ADMIN for a filter loaded without noNewPrivileges.
-uint64_t window_needs(const InitConfig& cfg) {
-  uint64_t need = 0;
-  for (int c : {CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_SYS_RESOURCE, CAP_SYS_NICE})
-    need |= uint64_t{1} << c;
-  if (cfg.seccomp && !cfg.process.no_new_privileges) need |= uint64_t{1} << CAP_SYS_ADMIN;
-  return need;
-}
-
-// A container holding CAP_SYS_PTRACE in the host's user namespace can seize the process
-// until its execve and make it call anything (docs/security.md, "The window before
-// execve"): it is born with the container's own capabilities and the few above, not all
-// of root's (CAP_SYS_MODULE, CAP_DAC_READ_SEARCH...), no inheritable set, and the
-// container's bounding set, so that an execve forced on it gains no more. Only where the
-// payload's sets come from process.capabilities (otherwise root's are its own anyway).
-Status narrow_caps(linux::Sys& sys, const TenantConfig& t) {
-  const InitConfig& cfg = t.payload;
-  if (!cfg.has_caps || !t.held_caps) return ok();
-  linux::CapSets w;
-  w.permitted = (cfg.caps.permitted | cfg.caps.effective | cfg.caps.inheritable | cfg.caps.ambient | window_needs(cfg)) &
-                t.held_caps;
-  w.effective = w.permitted;
-  BERTH_TRY(sys.capset(w).context("narrow the capabilities before the pid namespace"));
-  return sys.drop_bounding_caps(cfg.caps.bounding);
-}
-
 // The process, born in the container's pid namespace with the container's root and cwd.
 // Its first parent (the intermediate) exits right away: a parent death signal armed now
 // would fire then. The parent sends kGo once it adopted us (it is a child subreaper);
@@ -182,7 +151,7 @@ Status tenant_enter(linux::Sys& sys, TenantConfig& t) {
   // (docs/security.md, "The window before execve").
   BERTH_TRY(resolve_user(sys, t));
   BERTH_TRY(inherited_attributes(sys, cfg));
-  return narrow_caps(sys, t);
+  return narrow_caps(sys, cfg, t.held_caps);
 }
 
 int tenant_main(TenantConfig& t) {
