@@ -261,6 +261,12 @@ Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& c
   // The tenant exits once it forked the process: the orphan is reparented to us, so that
   // we reap it and its pid stays ours to signal until then.
   BERTH_TRY(sys.prctl(PR_SET_CHILD_SUBREAPER, 1).context("become a child subreaper"));
+  // The process the tenant forks into the pid namespace is a copy of our memory, readable
+  // by a container holding CAP_SYS_PTRACE until its execve (docs/security.md, "The window
+  // before execve"); the tenant may even share it. Our caller's environment (an engine's
+  // credentials) has no use from here on: LISTEN_FDS and XDG_RUNTIME_DIR are read, the
+  // payload's environment is process.env.
+  env::scrub_own_environment();
   BERTH_ASSIGN(auto socks, container::process::sync_pair());
   bool in_cgroup = false;
   Running r;
@@ -354,12 +360,6 @@ Result<int> exec_container(const ExecOptions& o) {
   // Until the process runs, SIGTERM and the like end the wait for it (and it is killed);
   // once it runs they are forwarded to it.
   if (!o.detach) BERTH_TRY(interrupt::arm());
-  // The process the tenant forks into the pid namespace is a copy of our memory, readable
-  // by a container holding CAP_SYS_PTRACE until its execve (docs/security.md, "The window
-  // before execve"); the tenant may even share it. Our caller's environment (an engine's
-  // credentials) has no use from here on: LISTEN_FDS and XDG_RUNTIME_DIR are read, the
-  // payload's environment is process.env.
-  env::scrub_own_environment();
   auto started = start_tenant(*tenant, cg);
   if (!started) return unless_stopped(std::move(started).error(), init_pidfd.get(), target.record);
   Running r = std::move(*started);
