@@ -164,8 +164,26 @@ static Status write_pid(const Dir& d, pid_t pid) {
   }
 }
 
-Status Manager::add_process(pid_t pid) {
+static bool is_unified(const std::vector<std::string>& names) { return names.size() == 1 && names[0].empty(); }
+
+Result<std::vector<TasksFile>> Manager::open_v1_tasks() const {
+  std::vector<TasksFile> out;
+  if (rootless_) return out;
   for (const auto& h : hiers_) {
+    if (is_unified(h.names)) continue;
+    Dir d = dir(h.names.front());
+    std::string path = h.path + "/tasks";
+    if (!d.valid()) return Error::sys(h.open_err, "open " + path).context("join cgroups");
+    UniqueFd fd(::openat(d.fd(), "tasks", O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd) return Error::sys(errno, "open " + path).context("join cgroups");
+    out.push_back({std::move(fd), path});
+  }
+  return out;
+}
+
+Status Manager::add_process(pid_t pid, bool v1) {
+  for (const auto& h : hiers_) {
+    if (!v1 && !is_unified(h.names)) continue;
     Dir d = dir(h.names.front());
     // runc's wording ("adding pid N to cgroups: ...: <dir>/cgroup.procs: no such file"):
     // runc's exec tests and scripts match it for an `exec --cgroup` sub-cgroup that is gone.

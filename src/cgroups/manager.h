@@ -35,6 +35,12 @@ struct Config {
   const Host* host = nullptr;  // null: this machine; tests pass a fake tree's Host
 };
 
+// A v1 hierarchy's `tasks` file, open for writing (Manager::open_v1_tasks).
+struct TasksFile {
+  UniqueFd fd;
+  std::string path;
+};
+
 class Manager {
  public:
   Manager(Manager&&) = default;
@@ -57,8 +63,14 @@ class Manager {
   // hybrid (where the v1 hierarchies need add_process anyway).
   int v2_dir_fd() const;
 
-  // Writes pid to cgroup.procs of every hierarchy (v1, hybrid; v2 without clone3).
-  Status add_process(pid_t pid);
+  // Writes pid to cgroup.procs of every hierarchy (v1, hybrid; v2 without clone3);
+  // v1 = false: of the unified one only (the v1 ones were joined through open_v1_tasks).
+  Status add_process(pid_t pid, bool v1 = true);
+  // The tasks file of every v1 hierarchy, opened now for a child that moves itself there
+  // (writes "0" while it is one thread): the kernel takes no global lock for that, where a
+  // write to cgroup.procs waits for an RCU grace period. Empty when rootless (a hierarchy
+  // we may not write is skipped, which the parent decides on the way).
+  Result<std::vector<TasksFile>> open_v1_tasks() const;
   // Opens every hierarchy's directory now, and none later: add_process run by a child that
   // shares our memory (exec's tenant, CLONE_VM) then writes only through fds that are ours
   // too, and caches none that would be open in its fd table alone.
