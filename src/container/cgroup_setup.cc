@@ -94,7 +94,15 @@ Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id,
   return out;
 }
 
-Status join_cgroups(CgroupSetup& cg, pid_t pid) {
+Status self_placement(const CgroupSetup& cg, std::vector<cgroups::TasksFile>* files,
+                      std::vector<process::CgroupTasks>* out) {
+  if (!cg.manager || cg.systemd) return ok();
+  BERTH_ASSIGN(*files, cg.manager->open_v1_tasks());
+  for (const auto& f : *files) out->push_back({f.fd.get(), f.path});
+  return ok();
+}
+
+Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined) {
   if (cg.systemd && !cg.manager) {
     BERTH_ASSIGN(auto m, cgroups::systemd::start(*cg.bus, *cg.systemd, pid, cg.annotations));
     cg.paths = m.paths();
@@ -102,7 +110,7 @@ Status join_cgroups(CgroupSetup& cg, pid_t pid) {
     return ok();
   }
   if (!cg.manager) return ok();
-  return cg.manager->add_process(pid).context("join cgroups");
+  return cg.manager->add_process(pid, !v1_joined).context("join cgroups");
 }
 
 Status remove_cgroups(const std::map<std::string, std::string>& paths, bool systemd) {

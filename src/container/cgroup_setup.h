@@ -1,7 +1,7 @@
 // The container's cgroups as create/start/delete/state see them: created from
 // linux.cgroupsPath + linux.resources (+ the device rules of the spec, runc's defaults and
 // device modules) before the init exists, joined by the init (clone3 CLONE_INTO_CGROUP on
-// v2, the parent writes the pid on v1), frozen for pause, removed on delete. Wraps the
+// v2, tasks ← 0 by the child itself on v1, the parent writing where it cannot), frozen for pause, removed on delete. Wraps the
 // cgroups library for the container layer.
 #pragma once
 
@@ -17,6 +17,7 @@
 #include "berth/spec.h"
 #include "cgroups/manager.h"
 #include "cgroups/systemd/driver.h"
+#include "container/process/init_config.h"
 #include "linux/rootfs/plan.h"
 
 namespace berth::container {
@@ -39,7 +40,15 @@ Result<std::map<std::string, std::string>> planned_cgroup_paths(const spec::Spec
 // extra_rules: device rules added by device modules (GPU/RDMA nodes).
 Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
                                   const std::vector<spec::DeviceRule>& extra_rules);
-Status join_cgroups(CgroupSetup& cg, pid_t pid);
+// v1_joined: the process moved itself into the v1 hierarchies (self_placement), only the
+// unified one is left to write.
+Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined = false);
+// The v1 hierarchies' tasks files for a child that moves itself there (tasks ← "0", on
+// these fds, before anything else), kept in *files for as long as the child may write;
+// *out lists them for its config. None (the parent writes) with the systemd driver, when
+// rootless, or for a child that cannot write them (user namespace made by its clone).
+Status self_placement(const CgroupSetup& cg, std::vector<cgroups::TasksFile>* files,
+                      std::vector<process::CgroupTasks>* out);
 // systemd: what the container's unit (named by its paths) still holds is killed, then the unit
 // is stopped (kill_and_stop: no stop job waiting on an init that ignores SIGTERM).
 Status remove_cgroups(const std::map<std::string, std::string>& paths, bool systemd);

@@ -236,6 +236,7 @@ void keep_only_the_inits_fds(const container::BuiltInit& built) {
   for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd) keep.push_back(fd);
   for (const auto& j : built.ns.joins) keep.push_back(j.fd.get());
   for (int fd : linux::rootfs::prepared_fds(*cfg.rootfs)) keep.push_back(fd);  // idmapped binds
+  for (const auto& t : cfg.cgroup_tasks) keep.push_back(t.fd);
   close_fds_except(keep);
 }
 
@@ -252,6 +253,9 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   if (::stat("/proc/self/exe", &self) == 0) cfg.self_dev = self.st_dev, cfg.self_ino = self.st_ino;
   int parent_end = socks.first.get();
   bool in_cgroup = false;
+  // A user namespace made by the clone holds the init until we wrote its maps: we place it.
+  std::vector<cgroups::TasksFile> tasks;
+  if (!(cfg.clone_flags & CLONE_NEWUSER)) BERTH_TRY(container::self_placement(c.cg, &tasks, &cfg.cgroup_tasks));
   Phases t("create");
   BERTH_ASSIGN(c.init, container::process::spawn(cfg.clone_flags, c.cg.v2_fd, [&] {
     keep_only_the_inits_fds(*built);
@@ -265,8 +269,9 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
   t.mark("clone");
   bool forks_init = !cfg.settle_pending;
   if (forks_init) BERTH_TRY(record_pid(c, c.init.pid()));  // stage one, until kPid
-  if (!in_cgroup) BERTH_TRY(container::join_cgroups(c.cg, c.init.pid()));
-  t.mark("init joined the cgroups");
+  tasks.clear();  // the init has its own copies of the fds
+  if (!in_cgroup) BERTH_TRY(container::join_cgroups(c.cg, c.init.pid(), !cfg.cgroup_tasks.empty()));
+  t.mark("init joined the cgroups (the unified one; it moves itself into the v1 ones)");
   bool maps_on_clone = (cfg.clone_flags & CLONE_NEWUSER) != 0;
   const linux::rootfs::RootfsPlan* plan = cfg.rootfs ? &*cfg.rootfs : nullptr;
   BERTH_TRY(converse(c, parent_end, maps_on_clone, forks_init, plan));
@@ -326,13 +331,16 @@ Result<bool> spawn_init_direct(Creation& c, container::BuiltInit* built) {
   struct stat self;
   if (::stat("/proc/self/exe", &self) == 0) cfg.self_dev = self.st_dev, cfg.self_ino = self.st_ino;
   if (c.cg.manager) c.cg.manager->open_all();  // the init writes through our fds, caching none
+  std::vector<cgroups::TasksFile> tasks;  // written by the init's stage one (tasks ← 0)
+  BERTH_TRY(container::self_placement(c.cg, &tasks, &cfg.cgroup_tasks));
+  bool v1_joined = !cfg.cgroup_tasks.empty();
   Phases t("create");
   auto child = container::process::vfork_child(cfg.clone_flags, [&] {
     // A parent killed in its sleep takes us along, before anything is recorded.
     (void)linux::real_sys().prctl(PR_SET_PDEATHSIG, SIGKILL);
     // cgroup.procs reads a pid in the writer's pid namespace, where ours is 1: "0" is us.
     pid_t pid = container::process::host_pid_from_proc();  // not 1, as getpid() says here
-    Status st = pid > 0 ? container::join_cgroups(c.cg, 0) : Error::generic("cannot read our pid in /proc/self");
+    Status st = pid > 0 ? container::join_cgroups(c.cg, 0, v1_joined) : Error::generic("cannot read our pid in /proc/self");
     if (st) st = record_pid(c, pid);
     if (!st) {
       (void)container::process::send_error(cfg.sync_fd, st.error());
@@ -343,6 +351,7 @@ Result<bool> spawn_init_direct(Creation& c, container::BuiltInit* built) {
   });
   if (!child) {
     cfg.direct = false;
+    cfg.cgroup_tasks.clear();  // their fds close with `tasks`
     return false;
   }
   socks.second.reset();

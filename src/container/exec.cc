@@ -201,12 +201,18 @@ bool tenant_shares_memory(const TenantConfig& t, const std::optional<cgroups::Ma
   return std::find(t.join_types.begin(), t.join_types.end(), "time") == t.join_types.end();
 }
 
-// In the tenant sharing our memory, before anything else: through the fds we opened
-// (open_all), so that it caches none of its own in our Manager. A parent killed in its
-// sleep leaves the tenant to go on alone: its kPid then meets a closed socket, and the
-// process it forked reads EOF instead of kGo and exits.
+// In the tenant sharing our memory, before anything else: the unified hierarchy, through
+// the fds we opened (open_all), so that it caches none of its own in our Manager (the v1
+// ones it joins itself in tenant_enter, tasks ← 0). A parent killed in its sleep leaves
+// the tenant to go on alone: its kPid then meets a closed socket, and the process it
+// forked reads EOF instead of kGo and exits.
 Status join_from_tenant(const TenantConfig& t, std::optional<cgroups::Manager>& cg) {
-  if (cg) BERTH_TRY(cg->add_process(::getpid()));
+  if (cg) BERTH_TRY(cg->add_process(::getpid(), t.payload.cgroup_tasks.empty()));
+  return ok();
+}
+
+// After the tenant's v1 join: a cpuset join resets the affinity.
+Status final_affinity(const TenantConfig& t) {
   const auto& aff = t.payload.process.exec_cpu_affinity;
   if (aff && !aff->final.empty()) BERTH_TRY(set_affinity(0, aff->final, "final"));
   return ok();
@@ -226,6 +232,7 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
   t.payload.sync_fd = child_sync;
   auto enter = [&] {
     std::vector<int> keep = {child_sync, t.init_pidfd};
+    for (const auto& c : t.payload.cgroup_tasks) keep.push_back(c.fd);
     for (int fd = 3; fd < 3 + t.payload.preserve_fds; ++fd) keep.push_back(fd);
     close_fds_except(keep);
     return container::process::tenant_main(t);
@@ -239,12 +246,20 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
   };
   if (tenant_shares_memory(t, cg)) {
     t.parent_asleep = true;
-    if (cg) cg->open_all();
+    std::vector<cgroups::TasksFile> tasks;  // the tenant writes "0" to each (tenant_enter)
+    if (cg) {
+      cg->open_all();
+      BERTH_ASSIGN(tasks, cg->open_v1_tasks());
+      for (const auto& f : tasks) t.payload.cgroup_tasks.push_back({f.fd.get(), f.path});
+    }
+    t.after_v1_join = [&] { return final_affinity(t); };
     auto shared = container::process::vfork_child(0, join_then_enter);
     if (shared) return shared;
     // A kernel or a seccomp filter around us that refuses the shared clone, or no memory
-    // for its stack: the copy, as elsewhere.
+    // for its stack: the copy, as elsewhere, placed by us.
     t.parent_asleep = false;
+    t.payload.cgroup_tasks.clear();
+    t.after_v1_join = nullptr;
   }
   return container::process::spawn(0, cg ? cg->v2_dir_fd() : -1, enter, in_cgroup);
 }

@@ -211,6 +211,9 @@ Status init_stage_one(linux::Sys& sys, InitConfig& cfg) {
   // Nothing of the host may be reached through us while we are in the container's
   // namespaces: no ptrace, no /proc/<pid>/exe, fd or environ access (CVE-2019-5736).
   if (!cfg.dumpable_until_mapped) BERTH_TRY(sys.prctl(PR_SET_DUMPABLE, 0).context("make the init non-dumpable"));
+  // Still one thread, in the host's namespaces: before any join or unshare, and before any
+  // message the parent reads as "set up" (a failure reaches it as kError instead).
+  BERTH_TRY(join_v1_cgroups(sys, cfg));
   if (!cfg.direct) BERTH_TRY(wait_for(cfg, Msg::kGo));  // a user namespace made by clone3 is mapped now
   t.mark("waited for the parent's go");
   for (auto& j : cfg.ns->joins) BERTH_TRY(sys.setns(j.fd.get(), j.flag).context("join " + j.type + " namespace"));

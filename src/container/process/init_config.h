@@ -25,6 +25,12 @@ namespace berth::container::process {
 // (the seccomp library refuses a directory others could write).
 inline std::string seccomp_cache_dir(const std::string& state_root) { return state_root + "/.seccomp-cache"; }
 
+// A v1 hierarchy's `tasks` file, opened write-only by the parent before the clone.
+struct CgroupTasks {
+  int fd = -1;
+  std::string path;  // for the error only
+};
+
 struct InitConfig {
   // Channel and lifecycle.
   int sync_fd = -1;          // the init's end of the sync socket
@@ -47,6 +53,13 @@ struct InitConfig {
   // joined its cgroups and recorded its pid itself; it waits for no go, sends no ready and
   // execs the payload as soon as it is set up, as an exec tenant does (no exec.fifo).
   bool direct = false;
+  // The container's v1 hierarchies, which we move ourselves into (tasks ← "0") before
+  // anything else: the kernel skips the global threadgroup rwsem for a thread that moves
+  // itself, where the parent's write of our pid to cgroup.procs waits for an RCU grace
+  // period (~10 ms). Empty where the parent writes instead (a user namespace made by the
+  // clone, rootless, systemd); the unified hierarchy is never here (cgroup2 has no tasks
+  // file, and cgroup.threads refuses a move across domains).
+  std::vector<CgroupTasks> cgroup_tasks;
 
   // Namespaces: one clone3 does the common case; joins/unshares/second stage otherwise.
   linux::NamespacePlan* ns = nullptr;

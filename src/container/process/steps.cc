@@ -91,6 +91,14 @@ Status open_console(linux::Sys& sys, InitConfig& cfg, int root_fd, linux::rootfs
   return send(cfg.sync_fd, Msg::kConsole, 0, pty.name, pty.master.get());
 }
 
+Status join_v1_cgroups(linux::Sys& sys, const InitConfig& cfg) {
+  // "0" is the writing thread (v1's tasks takes a thread id; 0 is current in any pid
+  // namespace). The fds carry the parent's credentials (the kernel checks the opener's).
+  for (const auto& t : cfg.cgroup_tasks)
+    BERTH_TRY(sys.write_fd(t.fd, "0").context("join cgroups: write 0 to " + t.path));
+  return ok();
+}
+
 Status apply_process_attributes(linux::Sys& sys, const InitConfig& cfg) {
   const spec::Process& p = cfg.process;
   if (!p.rlimits.empty()) BERTH_TRY(sys.set_rlimits(p.rlimits));

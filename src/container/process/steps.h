@@ -24,6 +24,8 @@ Result<Message> receive_from_runtime(InitConfig& cfg);
 Status wait_for(InitConfig& cfg, Msg type);
 // Returns once the parent's kSettled came (at once if it came already or none is due).
 Status wait_settled(InitConfig& cfg);
+// cfg.cgroup_tasks: "0" to each (ourselves, a single thread), in the parent's order.
+Status join_v1_cgroups(linux::Sys& sys, const InitConfig& cfg);
 // process.rlimits, oomScoreAdj, the session keyring, scheduler, ioPriority,
 // linux.personality and linux.memoryPolicy, applied to the calling process.
 Status apply_process_attributes(linux::Sys& sys, const InitConfig& cfg);

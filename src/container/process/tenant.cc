@@ -133,6 +133,9 @@ Status tenant_enter(linux::Sys& sys, TenantConfig& t) {
   // container may ptrace it or open its /proc files while berth's memory is mapped there
   // (CVE-2019-5736).
   BERTH_TRY(sys.prctl(PR_SET_PDEATHSIG, SIGKILL).context("set the parent death signal"));
+  // Still one thread in berth's namespaces: the fds the parent opened work here.
+  BERTH_TRY(join_v1_cgroups(sys, cfg));
+  if (t.after_v1_join) BERTH_TRY(t.after_v1_join());
   if (!t.parent_asleep) BERTH_TRY(wait_for(cfg, Msg::kGo));
   // process.oomScoreAdj here, through the host's /proc, and inherited by the process we
   // fork: written after the joins it would go through the container's /proc, which a

@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct TenantConfig {
   // the container can ptrace): the base of the narrowed sets the process is born with
   // (tenant.cc, narrow_caps).
   uint64_t held_caps = 0;
+  // With the parent asleep, after our own v1 join (payload.cgroup_tasks): the unified
+  // hierarchy's cgroup.procs and execCPUAffinity.final, which a cpuset join would reset.
+  std::function<Status()> after_v1_join;
 };
 
 // The child's entry point: forks the process, reports it (kPid) and returns 0, or an exit
@@ -42,7 +46,8 @@ struct TenantConfig {
 int tenant_main(TenantConfig& t);
 
 // The tenant's sequences over the seam (tenant_main runs them with linux::real_sys()).
-// Enter, in the intermediate: parent death signal, wait for kGo (unless parent_asleep), process.oomScoreAdj
+// Enter, in the intermediate: parent death signal, the v1 cgroups joined (tasks ← 0, with
+// the parent asleep), wait for kGo (unless parent_asleep), process.oomScoreAdj
 // through the host's /proc, the namespace joins (one setns on the init's pidfd; on older
 // kernels one setns per namespace, user first, mount last), `--user NAME`, the
 // attributes a fork inherits and the narrowed capability sets; the fork follows. Settle, in the process: wait for kGo

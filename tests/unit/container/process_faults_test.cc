@@ -91,6 +91,10 @@ Outcome stage_one_joining(test::RecordingSys& sys) {
   cfg.sync_fd = ch.child();
   cfg.ns = &plan;
   cfg.unshare_flags = CLONE_NEWPID | CLONE_NEWIPC;
+  for (const char* h : {"cpu,cpuacct", "memory", "pids"}) {
+    std::string path = std::string("/sys/fs/cgroup/") + h + "/c1/tasks";
+    cfg.cgroup_tasks.push_back({sys.fake_fd(path), path});
+  }
   return from_status(init_stage_one(sys, cfg));
 }
 
@@ -131,6 +135,22 @@ Outcome tenant_enter_atomic(test::RecordingSys& sys) {
   return from_status(tenant_enter(sys, t));
 }
 
+// exec's tenant in our memory: it moves itself into the v1 cgroups, no go awaited.
+Outcome tenant_enter_asleep(test::RecordingSys& sys) {
+  Channel ch;
+  ch.runtime_gone();
+  TenantConfig t;
+  t.parent_asleep = true;
+  t.payload.sync_fd = ch.child();
+  t.init_pidfd = sys.fake_fd("/[pidfd]");
+  t.join_types = {"network", "pid", "mount"};
+  for (const char* h : {"memory", "pids"}) {
+    std::string path = std::string("/sys/fs/cgroup/") + h + "/c1/tasks";
+    t.payload.cgroup_tasks.push_back({sys.fake_fd(path), path});
+  }
+  return from_status(tenant_enter(sys, t));
+}
+
 Outcome tenant_settle_user(test::RecordingSys& sys) {
   add_user_files(sys);
   Channel ch;
@@ -155,6 +175,7 @@ std::vector<Named> scenarios() {
       {"init_stage_one_late_userns", stage_one_late_userns},
       {"init_stage_two", stage_two},
       {"tenant_enter", tenant_enter_atomic},
+      {"tenant_enter_asleep", tenant_enter_asleep},
       {"tenant_settle", tenant_settle_user},
   };
   for (const Identity& id : identities()) {

@@ -263,6 +263,58 @@ TEST(PayloadOrder, InitWithoutThePidRecordNeverClearsItsDeathSignal) {
   EXPECT_EQ(changes(sys), "");
 }
 
+// On v1 the init moves itself into each hierarchy (tasks ← "0" on the parent's fds) while
+// it is one thread in the host's namespaces: after the death signal and non-dumpable, before
+// the go (its first message to the parent comes later) and before any join or unshare.
+TEST(InitStageOne, MovesItselfIntoTheV1CgroupsBeforeTheGoAndAnyJoin) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.queue(Msg::kGo);
+  linux::NamespacePlan plan;
+  plan.joins.push_back({"network", CLONE_NEWNET, UniqueFd(sys.fake_fd("/ns/net"))});
+  InitConfig cfg;
+  cfg.sync_fd = ch.child();
+  cfg.ns = &plan;
+  cfg.unshare_flags = CLONE_NEWNS | CLONE_NEWPID;
+  for (const char* h : {"cpu,cpuacct", "memory"}) {
+    std::string path = std::string("/sys/fs/cgroup/") + h + "/c1/tasks";
+    cfg.cgroup_tasks.push_back({sys.fake_fd(path), path});
+  }
+  auto st = init_stage_one(sys, cfg);
+  ASSERT_TRUE(st) << st.error().message();
+  EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
+prctl(PR_SET_DUMPABLE, 0)
+write_fd(4, "0")
+write_fd(5, "0")
+setns(fd, CLONE_NEWNET)
+unshare(CLONE_NEWNS|CLONE_NEWPID)
+)");
+  EXPECT_TRUE(ch.sent().empty());
+}
+
+// A hierarchy that refuses the move (ENOSPC: a v1 cpuset without cpus or mems): the
+// error names the file and goes to the parent; nothing after it runs.
+TEST(InitStageOne, AFailedCgroupMoveStopsBeforeAnyJoin) {
+  test::RecordingSys sys;
+  sys.fail("write_fd", 2, ENOSPC);
+  Channel ch;
+  ch.queue(Msg::kGo);
+  linux::NamespacePlan plan;
+  InitConfig cfg;
+  cfg.sync_fd = ch.child();
+  cfg.ns = &plan;
+  cfg.unshare_flags = CLONE_NEWNS;
+  for (const char* h : {"cpu,cpuacct", "pids"}) {
+    std::string path = std::string("/sys/fs/cgroup/") + h + "/c1/tasks";
+    cfg.cgroup_tasks.push_back({sys.fake_fd(path), path});
+  }
+  auto st = init_stage_one(sys, cfg);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message().find("join cgroups: write 0 to /sys/fs/cgroup/pids/c1/tasks"), std::string::npos)
+      << st.error().message();
+  EXPECT_EQ(sys.log().back(), R"(write_fd(4, "0") = -ENOSPC)");
+}
+
 // A kSettled that arrives ahead of an answer the init waits for (the parent sends it right
 // after its go, before it reads anything) is taken on the way.
 TEST(InitStageOne, TakesThePidRecordAheadOfTheIdMapsGo) {
@@ -431,6 +483,36 @@ TEST(TenantEnter, WithTheParentAsleepNoGoIsAwaited) {
   EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
 setns(fd, CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWIPC)
 )");
+}
+
+// The tenant in our memory moves itself into the v1 hierarchies first, then its hook runs
+// (execCPUAffinity.final, after the cpuset join that resets it), then the joins.
+TEST(TenantEnter, WithTheParentAsleepItMovesItselfThenTheAffinityThenJoins) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.runtime_gone();
+  TenantConfig t;
+  t.parent_asleep = true;
+  t.payload.sync_fd = ch.child();
+  t.init_pidfd = sys.fake_fd("/[pidfd]");
+  t.join_types = {"pid", "mount"};
+  for (const char* h : {"cpuset", "pids"}) {
+    std::string path = std::string("/sys/fs/cgroup/") + h + "/c1/tasks";
+    t.payload.cgroup_tasks.push_back({sys.fake_fd(path), path});
+  }
+  size_t calls_before_hook = 0;
+  t.after_v1_join = [&] {
+    calls_before_hook = sys.log().size();
+    return ok();
+  };
+  auto st = tenant_enter(sys, t);
+  ASSERT_TRUE(st) << st.error().message();
+  EXPECT_EQ(changes(sys), R"(prctl(PR_SET_PDEATHSIG, 9)
+write_fd(4, "0")
+write_fd(5, "0")
+setns(fd, CLONE_NEWNS|CLONE_NEWPID)
+)");
+  EXPECT_EQ(calls_before_hook, 3u);
 }
 
 // A kernel without setns on a pidfd (EINVAL): one namespace file at a time, user first,
