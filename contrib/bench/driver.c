@@ -15,7 +15,10 @@
  *   running   one long-running container per runtime, then exec /bin/true, state, list
  *   parallel  -c COUNT containers through the cycle, -j JOBS at a time (wall time)
  * Options: -n samples, -w warm-up samples (discarded), -c, -j, -t DIR for scratch files,
- *          -l LABEL to print instead of MODE (e.g. cycle-docker).
+ *          -l LABEL to print instead of MODE (e.g. cycle-docker), -g MIN-MAX: an idle gap
+ *          of MIN to MAX ms (uniformly random) before each timed call, as an engine's calls
+ *          arrive (run.sh's spaced mode; the kernel's state left by a previous call, such
+ *          as a cgroup rwsem still in its writer mode, is gone by then).
  * Output, one line a sample: MODE RUNTIME METRIC VALUE (ms, or KiB for rss). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,6 +53,7 @@ static const char *bundle_tmpl;
 static const char *scratch = "/tmp";
 static const char *label; /* the MODE column of the output, if not the mode */
 static int samples = 20, warmup = 3, count = 50, jobs = 2;
+static int gap_min, gap_max; /* -g, ms */
 
 static void die(const char *fmt, ...) {
   va_list ap;
@@ -190,6 +194,14 @@ static void emit(const char *scenario, const struct runtime *rt, const char *met
   printf("%s %s %s %.3f\n", label ? label : scenario, rt->name, metric, v);
 }
 
+static void idle_gap(void) {
+  if (gap_max <= 0) return;
+  int ms = gap_min + (gap_max > gap_min ? rand() % (gap_max - gap_min + 1) : 0);
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+  }
+}
+
 static void id_for(char *out, size_t n, const struct runtime *rt, const char *tag) {
   snprintf(out, n, "bench-%s-%s", rt->name, tag);
 }
@@ -201,6 +213,7 @@ static void mode_simple(const char *mode) {
       struct rusage ru;
       char bundle[4096], id[256];
       double ms;
+      idle_gap();
       if (strcmp(mode, "version") == 0) {
         ms = call(rt, &ru, "--version", "--version", NULL);
       } else {
@@ -226,6 +239,7 @@ static void mode_cycle(void) {
       bundle_path(bundle, sizeof bundle, rt, 0);
       id_for(id, sizeof id, rt, "cycle");
       struct cycle_times c;
+      idle_gap();
       cycle(rt, bundle, id, &c);
       if (i < warmup) continue;
       emit("cycle", rt, "wall", c.total);
@@ -259,6 +273,7 @@ static void mode_running(void) {
       struct runtime *rt = &rts[r];
       char id[256];
       id_for(id, sizeof id, rt, "sleep");
+      idle_gap();
       double e = call(rt, &ru, "exec", "exec", id, "/bin/true", NULL);
       double ecpu = cpu_ms(&ru);
       long erss = ru.ru_maxrss;
@@ -338,7 +353,7 @@ int main(int argc, char **argv) {
   const char *mode = argv[1];
   int opt;
   optind = 2;
-  while ((opt = getopt(argc, argv, "r:b:n:w:c:j:t:l:")) != -1) {
+  while ((opt = getopt(argc, argv, "r:b:n:w:c:j:t:l:g:")) != -1) {
     switch (opt) {
       case 'r': add_runtime(optarg); break;
       case 'b': bundle_tmpl = optarg; break;
@@ -348,6 +363,10 @@ int main(int argc, char **argv) {
       case 'j': jobs = atoi(optarg); break;
       case 't': scratch = optarg; break;
       case 'l': label = optarg; break;
+      case 'g':
+        if (sscanf(optarg, "%d-%d", &gap_min, &gap_max) != 2 || gap_min < 0 || gap_max < gap_min)
+          die("-g wants MIN-MAX in ms, got %s", optarg);
+        break;
       default: die("unknown option");
     }
   }
@@ -355,6 +374,7 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "version") != 0 && !bundle_tmpl) die("no bundle (-b)");
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) die("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
   setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+  srand((unsigned)getpid() ^ (unsigned)now_ms());
   if (strcmp(mode, "version") == 0 || strcmp(mode, "run") == 0) mode_simple(mode);
   else if (strcmp(mode, "cycle") == 0) mode_cycle();
   else if (strcmp(mode, "running") == 0) mode_running();

@@ -7,7 +7,15 @@
 #
 # Usage: contrib/bench/run.sh [--runtimes berth,runc,crun] [--iterations N] [--warmup N]
 #          [--parallel-count 50] [--parallel-jobs 2] [--parallel-rounds 3]
+#          [--spaced N] [--spaced-only]
 #          [--sched nice|none] [--state-tmpfs] [--phases] [--workdir DIR] [--install]
+# --spaced N (default 30; 0: off): the spaced mode, reported beside the tight loop: N
+#   samples per runtime of run, the minimal and the Docker-shaped cycle, each a fresh
+#   driver process after an idle gap of 50-100 ms (random), runtimes interleaved, as an
+#   engine's calls arrive; exec too, each call after such a gap (one driver per runtime
+#   holds the container). A tight loop finds kernel state that a spaced call does not (a
+#   cgroup rwsem still in its writer mode from the previous call). --spaced-only skips the
+#   tight loop, the parallel runs and the floor.
 # --sched nice (default): the bench runs in a session of its own (so in its own scheduler
 #   autogroup) at nice -10, the autogroup too: other load on a shared machine then delays
 #   the samples much less. none leaves priorities alone. (Real-time scheduling is no
@@ -38,6 +46,8 @@ par_jobs=2
 par_rounds=3
 sched=nice
 state_tmpfs=0
+spaced=30
+spaced_only=0
 phases=0
 install=0
 work=${TMPDIR:-/tmp}/berth-bench
@@ -58,6 +68,8 @@ while [ $# -gt 0 ]; do
     --parallel-rounds) par_rounds=$2; shift 2 ;;
     --sched) sched=$2; shift 2 ;;
     --state-tmpfs) state_tmpfs=1; shift ;;
+    --spaced) spaced=$2; shift 2 ;;
+    --spaced-only) spaced_only=1; shift ;;
     --phases) phases=1; shift ;;
     --workdir) work=$2; shift 2 ;;
     --install) install=1; shift ;;
@@ -128,7 +140,8 @@ if [ -z "${BERTH_BENCH_INNER:-}" ]; then
   export BERTH_BENCH_INNER=1 BERTH="$berth_src" BERTH2="$berth2_src" RUNC="$runc_bin" CRUN="$crun_bin" SECCOMP_PROFILE="$profile"
   args=(--inner --runtimes "$(IFS=,; echo "${rts[*]}")" --iterations "$iterations" --warmup "$warmup"
         --parallel-count "$par_count" --parallel-jobs "$par_jobs" --parallel-rounds "$par_rounds" --workdir "$work")
-  args+=(--sched "$sched")
+  args+=(--sched "$sched" --spaced "$spaced")
+  [ "$spaced_only" = 1 ] && args+=(--spaced-only)
   [ "$state_tmpfs" = 1 ] && args+=(--state-tmpfs)
   [ "$phases" = 1 ] && args+=(--phases)
   if [ "$sched" = nice ]; then
@@ -249,6 +262,20 @@ drive() {  # MODE KIND [more driver args]
   "$work/bin/driver" "$mode" "${driver_args[@]}" -b "$work/b/%r/$kind-%s" "$@" >> "$samples"
 }
 
+# The spaced mode: a fresh driver per sample (-n 1, nothing discarded inside it) after an
+# idle gap (-g), runtimes interleaved round by round; the first $warmup rounds discarded.
+drive_spaced() {  # MODE KIND LABEL
+  local mode=$1 kind=$2 label=$3 i rt out
+  for i in $(seq 1 $((warmup + spaced))); do
+    for rt in "${rts[@]}"; do
+      out=/dev/null
+      [ "$i" -gt "$warmup" ] && out=$samples
+      "$work/bin/driver" "$mode" -t "$work/tmp" -n 1 -w 0 -g 50-100 -l "$label" -r "$rt=$(rt_cmd "$rt")" \
+        -b "$work/b/%r/$kind-%s" >> "$out"
+    done
+  done
+}
+
 # ---- statistics: "SCENARIO RUNTIME METRIC VALUE" → "SCENARIO RUNTIME METRIC N MEDIAN P90 MIN MAX" ----
 summarize() {
   sort -k1,1 -k2,2 -k3,3 -k4,4g "$1" | awk '
@@ -265,6 +292,20 @@ summarize() {
 stat_of() {  # STATS SCENARIO RUNTIME METRIC FIELD(median|p90|min|max|n)
   awk -v s="$2" -v r="$3" -v m="$4" -v f="$5" '
     $1 == s && $2 == r && $3 == m { i = (f == "n") ? 4 : (f == "median") ? 5 : (f == "p90") ? 6 : (f == "min") ? 7 : 8; print $i; exit }' "$1"
+}
+# The median of per-pair ratios RT/crun: the k-th sample of each in a scenario were taken
+# side by side (interleaved), so each ratio saw the same load on the machine.
+pair_ratio() {  # SAMPLES SCENARIO RUNTIME METRIC
+  awk -v s="$2" -v r="$3" -v m="$4" '
+    $1 == s && $3 == m && $2 == r { a[++na] = $4 }
+    $1 == s && $3 == m && $2 == "crun" { b[++nb] = $4 }
+    END {
+      n = (na < nb) ? na : nb
+      for (i = 1; i <= n; i++) q[i] = (b[i] > 0) ? a[i] / b[i] : 0
+      if (n == 0) { print "-"; exit }
+      for (i = 2; i <= n; i++) { x = q[i]; for (j = i - 1; j >= 1 && q[j] > x; j--) q[j + 1] = q[j]; q[j + 1] = x }
+      printf "%.2f", (n % 2) ? q[(n + 1) / 2] : (q[n / 2] + q[n / 2 + 1]) / 2
+    }' "$1"
 }
 fmt_ms() { awk -v x="$1" 'BEGIN { if (x == "") print "-"; else if (x >= 100) printf "%.0f", x; else if (x >= 10) printf "%.1f", x; else printf "%.2f", x }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
@@ -361,16 +402,27 @@ fi
 # ---- the bench ----
 start=$(date +%s)
 machine_line | tee "$results/machine.txt"
-say "1/7 --version";                     drive version min
-say "2/7 run /bin/true";                 drive run min
-say "3/7 create+start+wait+delete";      drive cycle min
-say "4/7 the same, Docker-shaped";       drive cycle docker -l cycle-docker
-say "5/7 exec, state, list";             drive running sleep
-say "6/7 $par_count containers, $par_jobs in parallel"
-"$work/bin/driver" parallel "${driver_args[@]}" -n "$par_rounds" -w 1 -c "$par_count" -j "$par_jobs" \
-  -b "$work/b/%r/min-%s" >> "$samples"
-say "7/7 floor"
-"$work/bin/floor" -r "$rootfs" -n "$iterations" -w "$warmup" -g "$cg_parent/floor" exec ns net cgroup >> "$samples"
+if [ "$spaced_only" = 0 ]; then
+  say "1/8 --version";                     drive version min
+  say "2/8 run /bin/true";                 drive run min
+  say "3/8 create+start+wait+delete";      drive cycle min
+  say "4/8 the same, Docker-shaped";       drive cycle docker -l cycle-docker
+  say "5/8 exec, state, list";             drive running sleep
+  say "6/8 $par_count containers, $par_jobs in parallel"
+  "$work/bin/driver" parallel "${driver_args[@]}" -n "$par_rounds" -w 1 -c "$par_count" -j "$par_jobs" \
+    -b "$work/b/%r/min-%s" >> "$samples"
+  say "7/8 floor"
+  "$work/bin/floor" -r "$rootfs" -n "$iterations" -w "$warmup" -g "$cg_parent/floor" exec ns net cgroup >> "$samples"
+fi
+if [ "$spaced" -gt 0 ]; then
+  say "8/8 spaced: $spaced samples per runtime, each after an idle gap of 50-100 ms"
+  drive_spaced run min run-spaced
+  drive_spaced cycle min cycle-spaced
+  drive_spaced cycle docker cycle-docker-spaced
+  "$work/bin/driver" running "${driver_args[@]}" -n "$spaced" -g 50-100 -b "$work/b/%r/sleep-%s" |
+    sed -n 's/^exec /exec-spaced /p' >> "$samples"
+fi
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$results/machine.txt"
 summarize "$samples" > "$results/stats.txt"
 
 # ---- report ----
@@ -397,13 +449,14 @@ row() {  # LABEL SCENARIO METRIC UNIT
 }
 {
   echo
-  echo "median (p90) over $iterations samples after $warmup warm-up, interleaved; ms unless noted"
+  echo "median (p90) over $([ "$spaced_only" = 1 ] && echo "$spaced" || echo "$iterations") samples after $warmup warm-up, interleaved; ms unless noted"
   hdr=$(printf '%-34s' "")
   for rt in "${rts[@]}"; do hdr+=$(printf ' %16s' "$rt"); done
   if [ "$has_crun" = 1 ]; then
     for rt in "${rts[@]}"; do [ "$rt" = crun ] || hdr+=$(printf ' %9s' "$rt/crun"); done
   fi
   echo "$hdr"
+  if [ "$spaced_only" = 0 ]; then
   row "--version" version wall ms
   row "run /bin/true" run wall ms
   row "  cpu (runtime + container)" run cpu ms
@@ -427,6 +480,22 @@ row() {  # LABEL SCENARIO METRIC UNIT
   row "peak RSS, run" run rss KiB
   row "peak RSS, exec" exec rss KiB
   row "$par_count containers, $par_jobs parallel" parallel wall ms
+  fi
+  if [ "$spaced" -gt 0 ]; then
+    echo "spaced ($spaced samples, each after an idle gap of 50-100 ms; run and cycles a fresh driver each):"
+    row "run /bin/true" run-spaced wall ms
+    row "  cpu (runtime + container)" run-spaced cpu ms
+    row "create+start+wait+delete" cycle-spaced wall ms
+    row "  create" cycle-spaced create ms
+    row "  cpu (runtime + container)" cycle-spaced cpu ms
+    row "the same, Docker-shaped" cycle-docker-spaced wall ms
+    row "  create" cycle-docker-spaced create ms
+    row "  start" cycle-docker-spaced start ms
+    row "  delete" cycle-docker-spaced delete ms
+    row "  cpu (runtime + container)" cycle-docker-spaced cpu ms
+    row "exec /bin/true" exec-spaced wall ms
+    row "peak RSS, create minimal" cycle-spaced rss KiB
+  fi
   line=$(printf '%-34s' "binary size (KiB)")
   for rt in "${rts[@]}"; do
     b=$(rt_bin "$rt")
@@ -442,9 +511,9 @@ row() {  # LABEL SCENARIO METRIC UNIT
   done
   echo "$line"
   echo "  (berth's size: as built / stripped as installed; runc and crun: Debian's stripped binaries)"
-  echo
-  echo "floor (no runtime), median (p90) ms:"
+  [ "$spaced_only" = 0 ] && echo && echo "floor (no runtime), median (p90) ms:"
   for l in exec ns net cgroup cgroup-mkdir cgroup-attach cgroup-rmdir; do
+    [ "$spaced_only" = 1 ] && break
     case $l in
       exec) d="fork + exec + wait of busybox /bin/true" ;;
       ns) d="+ mount/uts/ipc/pid ns, pivot_root, proc" ;;
@@ -462,14 +531,18 @@ row() {  # LABEL SCENARIO METRIC UNIT
     echo "the CPU time of the same calls is shown because other load on the machine moves it much less):"
     for t in "run:wall:0.5:run /bin/true" "cycle:wall:0.5:create+start+delete" \
              "cycle-docker:wall:0.4:Docker-shaped create+start+delete" "exec:wall:0.5:exec /bin/true" \
-             "cycle:rss:1.0:peak RSS of create" "run:rss:1.0:peak RSS of run" "exec:rss:1.0:peak RSS of exec"; do
+             "cycle:rss:1.0:peak RSS of create" "run:rss:1.0:peak RSS of run" "exec:rss:1.0:peak RSS of exec" \
+             "run-spaced:wall:0.5:spaced run /bin/true" "cycle-spaced:wall:0.5:spaced create+start+delete" \
+             "cycle-docker-spaced:wall:0.4:spaced Docker-shaped cycle" "exec-spaced:wall:0.5:spaced exec /bin/true"; do
       IFS=: read -r scen metric target what <<< "$t"
       for rt in "${rts[@]}"; do
         case $rt in berth*) ;; *) continue ;; esac
+        [ -z "$(stat_of "$S" "$scen" crun "$metric" median)" ] && continue  # a mode not run
         r=$(ratio "$(stat_of "$S" "$scen" "$rt" "$metric" median)" "$(stat_of "$S" "$scen" crun "$metric" median)")
         verdict=$(awk -v r="$r" -v t="$target" 'BEGIN { print (r != "-" && r <= t) ? "met" : "NOT met" }')
         cpu=""
         [ "$metric" = wall ] && cpu="  (cpu $(ratio "$(stat_of "$S" "$scen" "$rt" cpu median)" "$(stat_of "$S" "$scen" crun cpu median)") x)"
+        case $scen in *-spaced) cpu+="  (pairs $(pair_ratio "$samples" "$scen" "$rt" "$metric"))" ;; esac
         printf '  %-15s %-34s %5s x crun, target <= %s: %-7s%s\n' "$rt" "$what" "$r" "$target" "$verdict" "$cpu"
       done
     done
@@ -478,6 +551,7 @@ row() {  # LABEL SCENARIO METRIC UNIT
   # step, cgroups in every hierarchy, is what a runtime's run does at the least).
   for rt in "${rts[@]}"; do
     case $rt in berth*) ;; *) continue ;; esac
+    [ "$spaced_only" = 1 ] && continue  # no floor measured
     r=$(ratio "$(stat_of "$S" run "$rt" wall median)" "$(stat_of "$S" floor cgroup wall median)")
     verdict=$(awk -v r="$r" 'BEGIN { print (r != "-" && r <= 2.5) ? "met" : "NOT met" }')
     printf '  %-15s %-34s %5s x floor, target <= 2.5: %s\n' "$rt" "run /bin/true" "$r" "$verdict"
