@@ -96,6 +96,10 @@ Status join_v1_cgroups(linux::Sys& sys, const InitConfig& cfg) {
   // namespace). The fds carry the parent's credentials (the kernel checks the opener's).
   for (const auto& t : cfg.cgroup_tasks)
     BERTH_TRY(sys.write_fd(t.fd, "0").context("join cgroups: write 0 to " + t.path));
+  // Closed at once (our fd table is our own: no CLONE_FILES): host cgroup files must not
+  // reach the process an exec tenant forks into the container's pid namespace, nor stay
+  // with the init while it sets the container up (docs/security.md, "Exec processes").
+  for (const auto& t : cfg.cgroup_tasks) ::close(t.fd);
   return ok();
 }
 
