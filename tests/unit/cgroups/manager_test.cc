@@ -1,8 +1,12 @@
 // Manager over the three layouts on a fake tree: placement, paths/load round trip,
-// rollback of a failed create, add_process, pids, destroy, hybrid's unified directory.
+// rollback of a failed create, add_process, open_v1_tasks, pids, destroy, hybrid's unified
+// directory.
 #include "cgroups/manager.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <set>
 
 #include "unit/cgroups/fixture.h"
 #include "util/json.h"
@@ -119,6 +123,31 @@ TEST(CgroupsManager, OpenAllOpensNowAndNeverAgain) {
     EXPECT_NE(st.error().message().find("adding pid 4242 to cgroups: open "), std::string::npos) << st.error().message();
     EXPECT_NE(st.error().message().find("/sub/cgroup.procs"), std::string::npos) << st.error().message();
   }
+}
+
+// v1 self-placement: a tasks file per v1 hierarchy (none for cgroup2, which has no tasks
+// file), opened write-only for the child's "0"; the parent then writes the unified one
+// alone.
+TEST(CgroupsManager, OpenV1TasksForTheChildThenTheUnifiedAlone) {
+  CgroupFixture f(Layout::kHybrid);
+  auto m = f.create(spec::Resources{});
+  ASSERT_TRUE(m) << failure(m);
+  auto tasks = m->open_v1_tasks();
+  ASSERT_TRUE(tasks) << failure(tasks);
+  std::vector<std::string> names;
+  for (const auto& t : *tasks) {
+    names.push_back(t.path.substr(t.path.rfind("/berth/c1/")));
+    ASSERT_EQ(::write(t.fd.get(), "0", 1), 1) << t.path;
+  }
+  std::set<std::string> v1_dirs;  // co-mounted controllers share one
+  for (const auto& [controller, dir] : m->paths())
+    if (!controller.empty()) v1_dirs.insert(dir);
+  EXPECT_EQ(names.size(), v1_dirs.size()) << "one per v1 hierarchy, none for the unified one";
+  for (const auto& n : names) EXPECT_EQ(n, "/berth/c1/tasks");
+  EXPECT_EQ(f.file("memory", "tasks"), "0");
+  ASSERT_TRUE(m->add_process(4242, false));
+  EXPECT_EQ(f.file("", "cgroup.procs"), "4242");
+  for (const char* h : {"cpu,cpuacct", "memory", "pids"}) EXPECT_EQ(f.file(h, "cgroup.procs"), "") << h;
 }
 
 TEST(CgroupsManager, UnifiedOnHybridGoesToTheCgroup2Directory) {
