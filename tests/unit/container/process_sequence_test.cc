@@ -486,7 +486,8 @@ setns(fd, CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWIPC)
 }
 
 // The tenant in our memory moves itself into the v1 hierarchies first, then its hook runs
-// (execCPUAffinity.final, after the cpuset join that resets it), then the joins.
+// (execCPUAffinity.final, after the cpuset join that resets it), then the joins, then what
+// a fork inherits (the session keyring here) before the fork into the pid namespace.
 TEST(TenantEnter, WithTheParentAsleepItMovesItselfThenTheAffinityThenJoins) {
   test::RecordingSys sys;
   Channel ch;
@@ -511,6 +512,7 @@ TEST(TenantEnter, WithTheParentAsleepItMovesItselfThenTheAffinityThenJoins) {
 write_fd(4, "0")
 write_fd(5, "0")
 setns(fd, CLONE_NEWNS|CLONE_NEWPID)
+join_session_keyring("")
 )");
   EXPECT_EQ(calls_before_hook, 3u);
 }
