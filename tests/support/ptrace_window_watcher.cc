@@ -34,30 +34,20 @@
 #include <string>
 #include <vector>
 
+#include "watcher_proc.h"
+
 namespace {
+
+using watcher::link_of;
+using watcher::mount_id;
+using watcher::mount_ids;
+using watcher::read_file;
 
 std::string g_out, g_comm, g_marker;
 bool g_marker_only = false;
 std::set<unsigned long long> g_mounts;  // mount ids of our mount namespace
 struct stat g_root;
 long g_observations = 0;
-
-std::string read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  std::string out;
-  char buf[8192];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
-}
-
-std::string link_of(const std::string& path) {
-  char buf[512];
-  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
-}
 
 void append(const char* file, const std::string& line) {
   FILE* f = std::fopen((g_out + "/" + file).c_str(), "a");
@@ -71,22 +61,8 @@ void observe(int pid, const std::string& what) {
   append("observations", "pid " + std::to_string(pid) + ": " + what);
 }
 
-unsigned long long mount_id(const std::string& path, mode_t* mode) {
-  struct statx sx {};
-  if (::syscall(SYS_statx, AT_FDCWD, path.c_str(), 0, STATX_MNT_ID | STATX_TYPE, &sx) < 0) return 0;
-  if (!(sx.stx_mask & STATX_MNT_ID)) return 0;
-  if (mode) *mode = sx.stx_mode;
-  return sx.stx_mnt_id;
-}
-
 void load_own_view() {
-  std::string mi = read_file("/proc/self/mountinfo");
-  for (size_t at = 0; at < mi.size();) {
-    g_mounts.insert(std::strtoull(mi.c_str() + at, nullptr, 10));
-    size_t nl = mi.find('\n', at);
-    if (nl == std::string::npos) break;
-    at = nl + 1;
-  }
+  g_mounts = mount_ids(read_file("/proc/self/mountinfo"));
   ::stat("/", &g_root);
 }
 

@@ -33,7 +33,14 @@
 #include <string>
 #include <unordered_map>
 
+#include "watcher_proc.h"
+
 namespace {
+
+using watcher::link_of;
+using watcher::mount_id;
+using watcher::mount_ids;
+using watcher::read_file;
 
 std::string g_out;
 std::string g_comm;
@@ -45,23 +52,6 @@ std::string g_host_mntns;
 std::string g_prefix;  // empty: exec mode
 long g_observations = 0;
 
-std::string read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  std::string out;
-  char buf[8192];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
-}
-
-std::string link_of(const std::string& path) {
-  char buf[512];
-  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
-}
-
 void observe(int pid, const std::string& what) {
   ++g_observations;
   FILE* f = std::fopen((g_out + "/observations").c_str(), "a");
@@ -71,23 +61,9 @@ void observe(int pid, const std::string& what) {
 }
 
 // The mount id of what `path` leads to; 0 when it cannot be reached (gone, denied).
-unsigned long long mount_id(const std::string& path, mode_t* mode) {
-  struct statx sx {};
-  if (::syscall(SYS_statx, AT_FDCWD, path.c_str(), 0, STATX_MNT_ID | STATX_TYPE, &sx) < 0) return 0;
-  if (!(sx.stx_mask & STATX_MNT_ID)) return 0;
-  if (mode) *mode = sx.stx_mode;
-  return sx.stx_mnt_id;
-}
-
 void load_own_view() {
   g_mountinfo = read_file("/proc/self/mountinfo");
-  size_t at = 0;
-  while (at < g_mountinfo.size()) {
-    g_mounts.insert(std::strtoull(g_mountinfo.c_str() + at, nullptr, 10));
-    size_t nl = g_mountinfo.find('\n', at);
-    if (nl == std::string::npos) break;
-    at = nl + 1;
-  }
+  g_mounts = mount_ids(g_mountinfo);
   ::stat("/", &g_root);
   g_mntns = link_of("/proc/self/ns/mnt");
 }

@@ -1,0 +1,54 @@
+// /proc reading shared by the static watchers that run inside test containers
+// (visibility_watcher.cc, ptrace_window_watcher.cc): whole files, links, mount ids.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+
+namespace watcher {
+
+inline std::string read_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[8192];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+inline std::string link_of(const std::string& path) {
+  char buf[512];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+// The mount id of `path` (0 if statx cannot say); its type in *mode.
+inline unsigned long long mount_id(const std::string& path, mode_t* mode) {
+  struct statx sx {};
+  if (::syscall(SYS_statx, AT_FDCWD, path.c_str(), 0, STATX_MNT_ID | STATX_TYPE, &sx) < 0) return 0;
+  if (!(sx.stx_mask & STATX_MNT_ID)) return 0;
+  if (mode) *mode = sx.stx_mode;
+  return sx.stx_mnt_id;
+}
+
+// The first field of every mountinfo line: the mount ids of that view.
+inline std::set<unsigned long long> mount_ids(const std::string& mountinfo) {
+  std::set<unsigned long long> ids;
+  for (size_t at = 0; at < mountinfo.size();) {
+    ids.insert(std::strtoull(mountinfo.c_str() + at, nullptr, 10));
+    size_t nl = mountinfo.find('\n', at);
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return ids;
+}
+
+}  // namespace watcher
