@@ -3,7 +3,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <string.h>
@@ -140,13 +139,6 @@ void run_hooks_warning(const char* kind, const std::vector<spec::Hook>& hooks, c
   }
 }
 
-// A restore killed while CRIU ran (SIGKILL, an OOM) leaves the rootfs bound at
-// <state dir>/criu-root, which keeps the state directory from going (EBUSY): detached here.
-// No symlink is followed; nothing mounted there is the usual case (EINVAL, ENOENT).
-void detach_criu_root(const ContainerDir& dir) {
-  ::umount2((dir.path() + "/criu-root").c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
-}
-
 // Removes everything the container set up; poststop hook failures are warnings.
 Status destroy(Loaded& c, const std::string& root) {
   // Usually nothing of the container runs any more (its pid namespace died with its init):
@@ -159,7 +151,6 @@ Status destroy(Loaded& c, const std::string& root) {
     BERTH_TRY(container::remove_cgroups(c.record.cgroup_paths, c.record.systemd_cgroup).context("remove cgroups"));
   }
   auto poststop = c.dir.read_hooks("poststop", &spec::Hooks::poststop);
-  detach_criu_root(c.dir);
   BERTH_ASSIGN(auto store, container::StateStore::open_existing(root));
   BERTH_TRY(store.remove(c.record.id));
   if (poststop && !poststop->empty()) {
