@@ -86,6 +86,12 @@ int run_command(const CommandSpec& cmd, GlobalOptions g, const std::vector<std::
   return *rc;
 }
 
+// create, run and exec: the commands that put a process of ours into a container, and whose
+// --preserve-fds and LISTEN_FDS reach it.
+bool starts_a_container_process(const std::vector<std::string>& rest) {
+  return !rest.empty() && (rest[0] == "create" || rest[0] == "run" || rest[0] == "exec");
+}
+
 int main_impl(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   auto globals = parse_flags(global_flags(), args, /*reorder=*/false);
@@ -93,6 +99,10 @@ int main_impl(int argc, char** argv) {
     out("Incorrect Usage. " + globals.error().message() + "\n\n" + app_help());
     return fail(globals.error());
   }
+  // Before anything is opened (globals_from opens the log): which fds are the caller's
+  // decides what --preserve-fds and LISTEN_FDS may hand to a container (util/caller_fds.h).
+  // Only the commands that hand fds on pay for the listing; the flag parse opens nothing.
+  if (starts_a_container_process(globals->args)) caller_fds::record();
   auto g = globals_from(*globals);
   if (!g) return fail(g.error());
   if (globals->get_bool("version")) {
@@ -126,7 +136,7 @@ int main_impl(int argc, char** argv) {
   }
   // Commands that put a process of ours into a container must not expose a writable
   // runtime binary there (CVE-2019-5736).
-  if (name == "create" || name == "run" || name == "exec") linux::ensure_sealed_exe(argv);
+  if (starts_a_container_process(rest)) linux::ensure_sealed_exe(argv);
   return run_command(*cmd, std::move(*g), cmd_args);
 }
 
@@ -140,9 +150,6 @@ int main_impl(int argc, char** argv) {
 // static destructors and the loader's finalisers walking (and, after a clone, copying) our
 // pages. Everything we print goes out with write(2) as it is printed; stdio is flushed.
 int main(int argc, char** argv) {
-  // Before anything is opened: which fds are the caller's decides what --preserve-fds and
-  // LISTEN_FDS may hand to a container (util/caller_fds.h).
-  berth::caller_fds::record();
   int code = berth::cli::main_impl(argc, argv);
   std::fflush(nullptr);
   ::_exit(code);

@@ -9,8 +9,9 @@
 
 namespace berth::caller_fds {
 
-// Takes the record. Called first thing in main, before any open; again in a process that
-// re-executed itself (it inherits only the caller's fds, see cloexec_all_but_passed).
+// Takes the record. Called by main before anything is opened (for create, run and exec,
+// the commands that hand fds on); again in a process that re-executed itself (it inherits
+// only the caller's fds, see cloexec_all_but_passed).
 void record();
 // Whether `fd` was open when the record was taken. Without a record (a program embedding
 // the library), whether it is open now.
