@@ -203,11 +203,9 @@ int main(int argc, char** argv) {
     ::closedir(d);
     if (!ready) {
       ready = true;
-      ::close(::open((g_out + "/ready").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+      watcher::mark_ready(g_out);
     }
-    // Reap what we were given (sh -c children of execs reparent to us as the init).
-    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
+    watcher::reap_children();
   }
   FILE* f = std::fopen((g_out + "/summary").c_str(), "w");
   if (!f) return 1;

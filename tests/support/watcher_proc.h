@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -49,6 +50,17 @@ inline std::set<unsigned long long> mount_ids(const std::string& mountinfo) {
     at = nl + 1;
   }
   return ids;
+}
+
+// The file the test waits for before it starts the runtime: the watcher scans by then.
+inline void mark_ready(const std::string& out_dir) {
+  ::close(::open((out_dir + "/ready").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+}
+
+// As the container's init, reap what reparented to us (sh -c children of execs).
+inline void reap_children() {
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
 }
 
 }  // namespace watcher
