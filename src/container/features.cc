@@ -65,7 +65,9 @@ void linux_section(json::Writer& w) {
   w.end_object();
   seccomp_section(w);
   enabled(w, "apparmor", false);
-  enabled(w, "selinux", false);
+  // linux.mountLabel and process.selinuxLabel are applied where the host runs SELinux
+  // (src/linux/selinux.cc); "enabled" says the runtime supports them, as runc's and crun's.
+  enabled(w, "selinux", true);
   enabled(w, "intelRdt", false);
   w.key("memoryPolicy");
   w.begin_object();

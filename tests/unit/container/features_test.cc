@@ -23,6 +23,14 @@ TEST(Features, SeccompIsEnabledWithItsVocabulary) {
     EXPECT_TRUE(has(f, std::string("\"") + s + "\"")) << s;
 }
 
+// linux.mountLabel and process.selinuxLabel are applied on an SELinux host (as runc and
+// crun, whose features say enabled); AppArmor and Intel RDT are not claimed.
+TEST(Features, SelinuxLabelsAreSupported) {
+  std::string f = features_json();
+  EXPECT_TRUE(has(f, "\"selinux\": {\n            \"enabled\": true")) << f;
+  EXPECT_TRUE(has(f, "\"apparmor\": {\n            \"enabled\": false")) << f;
+}
+
 TEST(Features, IdmapAndEveryParsedMountOptionAreListed) {
   std::string f = features_json();
   EXPECT_TRUE(has(f, "\"idmap\": {\n                \"enabled\": true")) << f;
