@@ -317,9 +317,12 @@ conmons() {
   done
   echo "$n"
 }
+# podman's overlay driver bind-mounts its own home ($PD/root/overlay) while a podman process
+# uses it and unmounts it when the last one ends; whether it is there after the loop depends
+# on when conmon's `podman container cleanup` processes finish, not on the runtime.
 leftovers_snapshot() {
   {
-    echo "## mounts"; mounts_under "$ECO_WORK"
+    echo "## mounts"; mounts_under "$ECO_WORK" | grep -vxF "$PD/root/overlay" || true
     echo "## cgroups"; cg_dirs_under "${CGPARENT#/}" | sort
     echo "## runtime state"; eco_runtime_ids
     echo "## conmon"; conmons
