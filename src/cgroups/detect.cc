@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-#include "linux/mountinfo.h"
+#include "util/mountinfo.h"
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -64,7 +64,7 @@ static std::vector<Mount> cgroup_mounts(std::string_view mountinfo) {
     if (dash == f.end() || f.end() - dash < 4) continue;
     std::string fstype = *(dash + 1);
     if (fstype != "cgroup" && fstype != "cgroup2") continue;
-    out.push_back({fstype, linux::unescape_mountinfo(f[3]), linux::unescape_mountinfo(f[4]), *(dash + 3)});
+    out.push_back({fstype, unescape_mountinfo(f[3]), unescape_mountinfo(f[4]), *(dash + 3)});
   }
   return out;
 }

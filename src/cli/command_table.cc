@@ -202,7 +202,7 @@ std::vector<CommandSpec> build() {
 
 // The tables are never destroyed: freeing them at exit wrote to every heap page they hold,
 // and after create's, run's or exec's clone each such write is a copy-on-write fault (the
-// init shares those pages until its execve), 5-10 faults per call for nothing.
+// init shares those pages until its execve): faults for nothing (docs/performance.md).
 const std::vector<CommandSpec>& commands() {
   static const auto* k = new std::vector<CommandSpec>(build());
   return *k;

@@ -7,9 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "berth/runtime.h"
 #include "cli/commands.h"
-#include "linux/exe_seal.h"
-#include "linux/rootless.h"
 #include "util/caller_fds.h"
 #include "util/file.h"
 
@@ -31,7 +30,7 @@ Result<GlobalOptions> globals_from(const ParsedFlags& f) {
   // Rootless callers get their own state root (never root's), as runc does; looked at only
   // without --root (engines always pass one), so that their calls read nothing more.
   g.root = f.get_string("root", "");
-  if (g.root.empty()) g.root = linux::default_state_root(linux::Caller::current());
+  if (g.root.empty()) g.root = default_state_root();
   g.debug = f.get_bool("debug");
   g.systemd_cgroup = f.get_bool("systemd-cgroup");
   g.rootless = f.get_string("rootless", "auto");
@@ -136,7 +135,7 @@ int main_impl(int argc, char** argv) {
   }
   // Commands that put a process of ours into a container must not expose a writable
   // runtime binary there (CVE-2019-5736).
-  if (starts_a_container_process(rest)) linux::ensure_sealed_exe(argv);
+  if (starts_a_container_process(rest)) seal_runtime_binary(argv);
   return run_command(*cmd, std::move(*g), cmd_args);
 }
 

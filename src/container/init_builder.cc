@@ -18,6 +18,7 @@
 #include "container/extend.h"
 #include "container/hooks.h"
 #include "container/record.h"
+#include "linux/namespaces.h"
 #include "linux/rootfs/idmap.h"
 #include "linux/rootfs/plan.h"
 #include "linux/rootless.h"
@@ -28,10 +29,6 @@
 #include "util/log.h"
 #include "util/strings.h"
 #include "util/unique_fd.h"
-
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
 
 namespace berth::container {
 namespace {

@@ -10,7 +10,7 @@
 #include "berth/spec.h"
 #include "container/cgroup_setup.h"
 #include "container/process/init_config.h"
-#include "devices/ldconfig_cache.h"
+#include "devices/nvidia/ldconfig_cache.h"
 
 namespace berth::container {
 

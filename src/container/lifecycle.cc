@@ -143,7 +143,7 @@ void run_hooks_warning(const char* kind, const std::vector<spec::Hook>& hooks, c
 Status destroy(Loaded& c, const std::string& root) {
   // Usually nothing of the container runs any more (its pid namespace died with its init):
   // its cgroups are empty leaves and go with one rmdir each. Listing every hierarchy's
-  // processes and sub-cgroups first cost 81 syscalls on a v1 host (9 hierarchies). A
+  // processes and sub-cgroups first cost a walk of every hierarchy (docs/performance.md). A
   // cgroup still busy (a leftover process of a shared pid namespace, a sub-cgroup) fails
   // the rmdir and takes the long way: listed, frozen, killed, removed.
   if (c.record.systemd_cgroup || !container::remove_empty_cgroups(c.record.cgroup_paths)) {

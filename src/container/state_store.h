@@ -45,7 +45,7 @@ class ContainerDir {
   // file "setting-up" says so until its kReady, the container is "creating" meanwhile, and
   // exec, which would join it there, refuses. A file, not a field of state.json: made
   // once and removed with one unlink, where a state.json rewrite on a disk-backed /run
-  // started writeback (0.8 ms more for a Docker-shaped create; docs/performance.md).
+  // started writeback (docs/performance.md, "Why the code is shaped so").
   // Marking again (a second stage's pid) or clearing an absent mark is no error.
   Status mark_setting_up();
   Status clear_setting_up();

@@ -4,6 +4,9 @@
 // folds them into the RootfsPlan, the process and the cgroup rules before the init runs, so
 // everything happens in the container's mount namespace before pivot_root, where the host
 // and <rootfs> are both visible.
+// Why these are steps of their own and not the rootfs plan's (devices/ may not include
+// linux/rootfs, and an edit also changes the spec, the process and the cgroup rules), and
+// which plan step each becomes: docs/architecture.md, "Two step vocabularies".
 #pragma once
 
 #include <cstdint>

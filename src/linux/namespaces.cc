@@ -8,10 +8,6 @@
 
 #include <algorithm>
 
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-
 namespace berth::linux {
 namespace {
 

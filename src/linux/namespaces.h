@@ -3,12 +3,20 @@
 // error otherwise).
 #pragma once
 
+#include <sched.h>
+
 #include <string>
 #include <vector>
 
 #include "berth/result.h"
 #include "berth/spec.h"
 #include "util/unique_fd.h"
+
+// The one fallback definition: glibc defines CLONE_NEWTIME only since 2.36 (Linux 5.6's
+// flag); a file that names it includes this header rather than defining it again.
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
 
 namespace berth::linux {
 

@@ -13,8 +13,8 @@ namespace berth::linux {
 
 bool is_initial_uid_map(std::string_view uid_map) {
   // The kernel pads each field ("         0          0 4294967295"). Split by hand: an
-  // istringstream here pulled libstdc++'s whole locale machinery (330 KB of text, and its
-  // set-up on every create) into the binary (docs/performance.md).
+  // istringstream here pulled libstdc++'s whole locale machinery (its text, and its set-up
+  // on every create) into the binary (docs/performance.md, "Why the code is shaped so").
   std::vector<std::string_view> fields;
   size_t i = 0;
   auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };

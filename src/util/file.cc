@@ -70,7 +70,7 @@ namespace {
 // unlink of the old content, rather than a rename over it: on ext4 a rename that replaces
 // a file starts writeback of the new one (auto_da_alloc, for editors that never fsync),
 // and the next unlink of that file (the next update, or `delete`) then waits for the disk
-// write: 0.3-0.5 ms per state.json update on a VM's disk, where /run is no tmpfs. The
+// write where /run is no tmpfs (docs/performance.md, "Why the code is shaped so"). The
 // state is runtime state (tmpfs on most hosts), so nothing asked for that writeback.
 // File systems without RENAME_EXCHANGE get the plain rename.
 int replace_with(int dirfd, const std::string& tmp, const std::string& name) {

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "cgroups/detect.h"
-#include "linux/mountinfo.h"
+#include "util/mountinfo.h"
 
 namespace {
 
@@ -32,14 +32,14 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-std::string format(const berth::linux::MountInfo& m) {
+std::string format(const berth::MountInfo& m) {
   std::string line = std::to_string(m.id) + " " + std::to_string(m.parent) + " 0:0 " + escape(m.root) + " " +
                      escape(m.mountpoint) + " " + m.options;
   if (!m.optional.empty()) line += " " + m.optional;
   return line + " - " + m.fstype + " " + escape(m.source) + " " + m.super_options + "\n";
 }
 
-bool same(const berth::linux::MountInfo& a, const berth::linux::MountInfo& b) {
+bool same(const berth::MountInfo& a, const berth::MountInfo& b) {
   return a.id == b.id && a.parent == b.parent && a.root == b.root && a.mountpoint == b.mountpoint &&
          a.options == b.options && a.optional == b.optional && a.fstype == b.fstype && a.source == b.source &&
          a.super_options == b.super_options;
@@ -50,19 +50,19 @@ bool same(const berth::linux::MountInfo& a, const berth::linux::MountInfo& b) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace berth;
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto mounts = linux::parse_mountinfo(text);
+  auto mounts = parse_mountinfo(text);
   auto host = cgroups::parse_host(text, "12:cpu,cpuacct:/a\n3:name=systemd:/b\n0::/c\n");
   if (!mounts) return 0;
 
   std::string out;
   for (const auto& m : *mounts) out += format(m);
-  auto again = linux::parse_mountinfo(out);
+  auto again = parse_mountinfo(out);
   check(again.ok() && again->size() == mounts->size());
   for (size_t i = 0; i < mounts->size(); ++i) check(same((*again)[i], (*mounts)[i]));
 
   for (size_t i = 0; i < mounts->size() && i < 64; ++i) {
     const std::string& mp = (*mounts)[i].mountpoint;
-    const linux::MountInfo* best = linux::mount_containing(*mounts, mp);
+    const MountInfo* best = mount_containing(*mounts, mp);
     check(best != nullptr && (best->mountpoint == mp || best->mountpoint == "/"));
     (void)(*mounts)[i].shared();
   }

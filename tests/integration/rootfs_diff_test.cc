@@ -23,8 +23,8 @@ struct Case {
 // that holds it. With /tmp on its own tmpfs (Debian 13, Fedora, Arch) a bundle under
 // /tmp/berth-bundle.X shows as /berth-bundle.X, so replacing the absolute path alone misses it.
 std::string root_field_of(const std::string& host_path) {
-  auto mounts = linux::read_mountinfo();
-  const linux::MountInfo* m = mounts ? linux::mount_containing(*mounts, host_path) : nullptr;
+  auto mounts = read_mountinfo();
+  const MountInfo* m = mounts ? mount_containing(*mounts, host_path) : nullptr;
   if (!m || m->mountpoint == "/") return host_path;
   std::string rest = host_path.substr(m->mountpoint.size());
   return m->root == "/" ? rest : m->root + rest;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "linux/mountinfo.h"
+#include "util/mountinfo.h"
 #include "support/harness.h"
 #include "util/strings.h"
 
@@ -66,7 +66,7 @@ struct SeenMount {
 // Parses mountinfo output; ids become mountpoints, propagation tags lose their numbers.
 inline std::vector<SeenMount> seen_mounts(const std::string& text) {
   std::vector<SeenMount> out;
-  auto parsed = linux::parse_mountinfo(text);
+  auto parsed = parse_mountinfo(text);
   if (!parsed) return out;
   std::map<int, std::string> by_id;
   for (const auto& m : *parsed) by_id[m.id] = m.mountpoint;

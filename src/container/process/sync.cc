@@ -92,10 +92,10 @@ Result<Message> receive(int sock) {
 Result<std::optional<Message>> receive_or_eof(int sock) {
   // The next message's size first (MSG_TRUNC reports a datagram's full length; nothing is
   // consumed, and without a control buffer no fd is taken), then a buffer of that size.
-  // A 64 KiB buffer for 24-byte messages cost 5-16 page faults per call in the parent
-  // and again in the init (malloc consolidating its free chunks, copy-on-write after the
-  // clone), at 10-30 us each on a VM: more than the extra syscall. No message is empty:
-  // a size of 0 is the end.
+  // A 64 KiB buffer for 24-byte messages cost page faults in the parent and again in the
+  // init (malloc consolidating its free chunks, copy-on-write after the clone), dearer on
+  // a VM than the extra syscall (docs/performance.md, "Why the code is shaped so"). No
+  // message is empty: a size of 0 is the end.
   BERTH_TRY(wait_uninterrupted(sock));
   ssize_t size = retried([&] { return ::recv(sock, nullptr, 0, MSG_PEEK | MSG_TRUNC); });
   if (size < 0) return Error::sys(errno, "sync: receive");

@@ -14,7 +14,8 @@ namespace berth::container::process {
 enum class Msg : uint32_t {
   kGo = 1,        // parent → init: maps written, cgroup joined; go on
   kHooks,         // init → parent: run prestart/createRuntime hooks now
-  kHooksDone,     // parent → init: done; text = state JSON for the init's own hooks
+  kHooksDone,     // parent → init: prestart/createRuntime hooks done; no payload (the
+                  // init's own hooks take the state from InitConfig::state and its pid)
   kConsole,       // init → parent: fd = pty master
   kPid,           // init/tenant → parent: value = pid of the real init (second stage) or
                   // of the exec process (fd = its pidfd); the tenant answers kGo once adopted

@@ -7,7 +7,7 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 
-#include "linux/mountinfo.h"
+#include "util/mountinfo.h"
 #include "linux/paths.h"
 #include "linux/selinux.h"
 #include "util/strings.h"

@@ -12,7 +12,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "linux/mountinfo.h"
+#include "util/mountinfo.h"
 #include "linux/paths.h"
 #include "linux/selinux.h"
 #include "util/file.h"

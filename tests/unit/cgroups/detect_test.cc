@@ -49,7 +49,7 @@ TEST(CgroupsDetect, V1CoMountedAndEscaped) {
 
 // Found by fuzz_mountinfo (tests/fuzz/corpus/mountinfo/regression-separator-in-fixed-fields):
 // the "-" separator was searched from the first field, so a fixed field of "-" made the
-// next fields look like the filesystem type. linux::parse_mountinfo (and the kernel's
+// next fields look like the filesystem type. parse_mountinfo (and the kernel's
 // format) put it after the six fixed fields.
 TEST(CgroupsDetect, SeparatorComesAfterTheFixedFields) {
   auto h = parse_host("30 1 0:26 / /sys/fs/cgroup - cgroup2 cgroup2 rw - ext4 /dev/vda rw\n"
@@ -63,7 +63,7 @@ TEST(CgroupsDetect, SeparatorComesAfterTheFixedFields) {
 }
 
 // Found by fuzz_mountinfo: detection decoded "\\755" as a byte (0xed) where
-// linux::parse_mountinfo keeps it; both use linux::unescape_mountinfo now.
+// parse_mountinfo keeps it; both use unescape_mountinfo now.
 TEST(CgroupsDetect, EscapesAsParseMountinfoReadsThem) {
   auto h = parse_host("32 31 0:29 /x\\755 /sys/fs/cgroup/cpu\\040a rw - cgroup cgroup rw,cpu\n", "1:cpu:/\n");
   ASSERT_TRUE(h) << h.error().message();

@@ -1,8 +1,8 @@
-// The ld.so.cache cache (devices/ldconfig_cache.h) on a small glibc-shaped rootfs: the key
+// The ld.so.cache cache (devices/nvidia/ldconfig_cache.h) on a small glibc-shaped rootfs: the key
 // is stable, every input ldconfig reads changes it, what it cannot describe makes the
 // container uncacheable, a value is checked against the key, entries on disk are bound to
 // their key and payload, and a miss, a fill and a hit in a state root.
-#include "devices/ldconfig_cache.h"
+#include "devices/nvidia/ldconfig_cache.h"
 
 #include <gtest/gtest.h>
 #include <fcntl.h>

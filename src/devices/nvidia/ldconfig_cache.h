@@ -1,7 +1,7 @@
 // The ld.so.cache cache: what the in-container ldconfig run of a glibc image produced, kept
 // in the state root (<root>/.ldconfig-cache/<key>, root-only) and written into the next
 // container whose ldconfig would read exactly the same inputs, instead of running ldconfig
-// again (25–35 ms per create). The key is everything ldconfig reads: its binary and
+// again (a whole ldconfig run per create; docs/gpu.md). The key is everything ldconfig reads: its binary and
 // arguments, the image's ld.so.conf and the drop-ins it includes (with berth's own), every
 // directory it scans (the system ones, the configured ones, their hwcap subdirectories) with
 // each entry's name, type, inode, size and mtime (a symlink also by its target and the

@@ -1,6 +1,6 @@
 // The ld.so.cache cache's store in the state root: entries read (hit), written after a run
 // (fill), bounded (see ldconfig_cache.h).
-#include "devices/ldconfig_cache.h"
+#include "devices/nvidia/ldconfig_cache.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "devices/ldconfig_cache.h"
+#include "devices/nvidia/ldconfig_cache.h"
 #include "devices/nvidia/ldcache.h"
 #include "devices/nvidia/rootdir.h"
 #include "util/sha256.h"

@@ -1,10 +1,10 @@
 // /proc/self/mountinfo parsing (see mountinfo.h).
-#include "linux/mountinfo.h"
+#include "util/mountinfo.h"
 
 #include "util/file.h"
 #include "util/strings.h"
 
-namespace berth::linux {
+namespace berth {
 
 std::string unescape_mountinfo(std::string_view s) {
   auto octal = [](char c) { return c >= '0' && c <= '7'; };
@@ -65,4 +65,4 @@ const MountInfo* mount_containing(const std::vector<MountInfo>& mounts, const st
   return best;
 }
 
-}  // namespace berth::linux
+}  // namespace berth

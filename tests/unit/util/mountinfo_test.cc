@@ -1,9 +1,9 @@
-// linux/mountinfo: parsing (escapes, optional fields) and the mount holding a path.
+// util/mountinfo: parsing (escapes, optional fields) and the mount holding a path.
 #include <gtest/gtest.h>
 
-#include "linux/mountinfo.h"
+#include "util/mountinfo.h"
 
-namespace berth::linux {
+namespace berth {
 namespace {
 
 constexpr const char* kText =
@@ -50,4 +50,4 @@ TEST(Mountinfo, MalformedLineIsAnError) {
 }
 
 }  // namespace
-}  // namespace berth::linux
+}  // namespace berth

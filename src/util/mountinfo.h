@@ -1,5 +1,7 @@
 // /proc/self/mountinfo parsing (used to find the mount holding a path, and by tests that
-// compare the mount table before and after a container).
+// compare the mount table before and after a container). Text in, no system call but the
+// file's read: it lives in util because linux/rootfs and cgroups (host detection) both
+// read mountinfo, and neither may include the other's folder.
 #pragma once
 
 #include <string>
@@ -7,7 +9,7 @@
 
 #include "berth/result.h"
 
-namespace berth::linux {
+namespace berth {
 
 struct MountInfo {
   int id = 0, parent = 0;
@@ -29,4 +31,4 @@ Result<std::vector<MountInfo>> read_mountinfo(const std::string& path = "/proc/s
 // The mount whose mountpoint is the longest prefix of `path` (the last one mounted wins).
 const MountInfo* mount_containing(const std::vector<MountInfo>& mounts, const std::string& path);
 
-}  // namespace berth::linux
+}  // namespace berth
