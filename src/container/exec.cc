@@ -119,7 +119,7 @@ Result<std::unique_ptr<TenantConfig>> build_tenant(const ExecOptions& o, const T
                                                    container::ExecProcess& ep) {
   auto t = std::make_unique<TenantConfig>();
   auto& c = t->payload;
-  c.exec_tenant = true;
+  c.launch = container::process::Launch::kTenant;
   c.process = std::move(ep.process);
   c.container_id = o.id;
   c.new_keyring = true;  // runc's exec joins a fresh "_ses.<id>" session keyring too

@@ -67,12 +67,11 @@ void decide_namespaces(BuiltInit& b, const spec::Linux& l) {
   c.unshare_flags = b.ns.new_flags;
   bool joined_pid = false;
   for (const auto& j : b.ns.joins) joined_pid = joined_pid || j.flag == CLONE_NEWPID || j.flag == CLONE_NEWTIME;
-  c.second_stage = joined_pid || (b.ns.new_flags & (CLONE_NEWPID | CLONE_NEWTIME));
+  if (joined_pid || (b.ns.new_flags & (CLONE_NEWPID | CLONE_NEWTIME))) c.launch = process::Launch::kSecondStage;
   if (!offsets) c.time_offsets.clear();
   for (const auto& j : b.ns.joins)
     if (j.flag == CLONE_NEWPID && procfs_takes_pidns(j.fd.get())) {
-      c.fork_init_last = true;
-      c.second_stage = false;
+      c.launch = process::Launch::kForkLast;
       c.proc_pidns_fd = j.fd.get();
     }
 }
