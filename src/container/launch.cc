@@ -73,21 +73,6 @@ void common_config(BuiltInit& b, int child_sync) {
   if (::stat("/proc/self/exe", &self) == 0) cfg.self_dev = self.st_dev, cfg.self_ino = self.st_ino;
 }
 
-// The init's bind sources, opened as root on the host's side but in the init's own mount
-// namespace (see linux/rootfs/idmap.h), before it mounts anything. One that cannot be
-// opened that way (a magic link) goes without an fd: the init binds it as before.
-Status send_bind_sources(const Launcher& l, int sock, const linux::rootfs::RootfsPlan* plan) {
-  if (!plan) return Error::generic("sync: bind sources asked for without a mount namespace");
-  BERTH_ASSIGN(UniqueFd root, l.sys.openat2(AT_FDCWD, "/proc/" + std::to_string(l.init_pid) + "/root",
-                                            O_PATH | O_DIRECTORY, 0, 0));
-  for (size_t i : linux::rootfs::runtime_opened_binds(*plan)) {
-    auto src = linux::rootfs::open_bind_source(l.sys, root.get(), *plan, i);
-    if (!src) log::debug("bind source " + plan->mounts[i].source + ": " + src.error().message() + "; the init binds it");
-    BERTH_TRY(process::send(sock, Msg::kMountSource, static_cast<int64_t>(i), "", src ? src->get() : -1));
-  }
-  return process::send(sock, Msg::kGo);
-}
-
 // kPid: stage one handed over to the init it forked and exits. Reap it, follow the new
 // init, and let it go on (everything it reports from now on names its pid). Its pidfd
 // comes with the message, made by its parent while it could not have been reaped: from
@@ -165,7 +150,7 @@ Status converse(Launcher& l, int sock, const process::InitConfig& cfg) {
         BERTH_TRY(run_runtime_hooks(l, sock));
         break;
       case Msg::kMountSources:
-        BERTH_TRY(send_bind_sources(l, sock, plan));
+        BERTH_TRY(send_bind_sources(l.sys, l.init_pid, sock, plan));
         break;
       case Msg::kReady:
         if (pid_pending) return Error::generic("sync: the container init reported ready before its pid");
@@ -318,6 +303,21 @@ Status record_pid(ContainerDir& dir, ContainerRecord& record, pid_t pid, bool se
 Result<UniqueFd> open_exec_fifo(linux::Sys& sys, int state_dirfd) {
   BERTH_TRY(sys.mknodat(state_dirfd, "exec.fifo", S_IFIFO | 0622, 0).context("create exec.fifo"));
   return sys.openat(state_dirfd, "exec.fifo", O_RDWR | O_CLOEXEC, 0).context("open exec.fifo");
+}
+
+// Opened as root on the host's side but in the init's own mount namespace, before it
+// mounts anything. One that cannot be opened that way (a magic link) goes without an fd:
+// the init binds it as before.
+Status send_bind_sources(linux::Sys& sys, pid_t init_pid, int sock, const linux::rootfs::RootfsPlan* plan) {
+  if (!plan) return Error::generic("sync: bind sources asked for without a mount namespace");
+  BERTH_ASSIGN(UniqueFd root, sys.openat2(AT_FDCWD, "/proc/" + std::to_string(init_pid) + "/root",
+                                          O_PATH | O_DIRECTORY, 0, 0));
+  for (size_t i : linux::rootfs::runtime_opened_binds(*plan)) {
+    auto src = linux::rootfs::open_bind_source(sys, root.get(), *plan, i);
+    if (!src) log::debug("bind source " + plan->mounts[i].source + ": " + src.error().message() + "; the init binds it");
+    BERTH_TRY(process::send(sock, Msg::kMountSource, static_cast<int64_t>(i), "", src ? src->get() : -1));
+  }
+  return process::send(sock, Msg::kGo);
 }
 
 void kill_through_pidfd(linux::Sys& sys, int pidfd) {

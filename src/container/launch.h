@@ -74,6 +74,9 @@ Status record_pid(ContainerDir& dir, ContainerRecord& record, pid_t pid, bool se
 // exec.fifo in the state directory, opened read-write by us: the init keeps it and blocks
 // reading until `start` writes.
 Result<UniqueFd> open_exec_fifo(linux::Sys& sys, int state_dirfd);
+// kMountSources: each runtime-opened bind source (linux/rootfs/idmap.h) opened beneath the
+// init's root (/proc/<init_pid>/root) and sent, then the go.
+Status send_bind_sources(linux::Sys& sys, pid_t init_pid, int sock, const linux::rootfs::RootfsPlan* plan);
 // SIGKILL through `pidfd`, then wait (up to 5 s) until it has exited and left its cgroups:
 // never a pid number, which may belong to another process by now.
 void kill_through_pidfd(linux::Sys& sys, int pidfd);
