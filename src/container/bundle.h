@@ -37,6 +37,21 @@ struct StageRequest {
   const char* verb = "create";    // "create" or "restore", for the errors
 };
 
+// From CreateOptions or RestoreOptions, which name these fields alike.
+template <class Options>
+StageRequest stage_request(const Options& o, bool detached, const char* verb) {
+  StageRequest r;
+  r.root = o.root;
+  r.id = o.id;
+  r.bundle = o.bundle;
+  r.console_socket = o.console_socket;
+  r.rootless = o.rootless;
+  r.systemd_cgroup = o.systemd_cgroup;
+  r.detached = detached;
+  r.verb = verb;
+  return r;
+}
+
 // config.json of the bundle at `bundle` (absolute), parsed, validated, and refused where
 // this build cannot honour a field.
 Result<spec::Spec> load_bundle(const std::string& bundle, const char* verb);

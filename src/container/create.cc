@@ -42,19 +42,6 @@ Result<linux::NetnsMoves> network_moves(const spec::Spec& spec) {
   return m;
 }
 
-container::StageRequest stage_request(const CreateOptions& o) {
-  container::StageRequest r;
-  r.root = o.root;
-  r.id = o.id;
-  r.bundle = o.bundle;
-  r.console_socket = o.console_socket;
-  r.rootless = o.rootless;
-  r.systemd_cgroup = o.systemd_cgroup;
-  r.detached = !o.foreground;
-  r.verb = "create";
-  return r;
-}
-
 // The whole plan first: device modules add cgroup rules before the cgroup exists.
 Result<std::unique_ptr<container::BuiltInit>> plan_init(Creation& c) {
   auto& s = c.s;
@@ -70,7 +57,7 @@ Result<std::unique_ptr<container::BuiltInit>> plan_init(Creation& c) {
 
 Status create_steps(Creation& c) {
   Phases t("create");
-  container::StageRequest req = stage_request(c.o);
+  container::StageRequest req = container::stage_request(c.o, !c.o.foreground, "create");
   // Rootless decisions before anything exists: a refused config leaves nothing behind.
   BERTH_TRY(container::load_staged(req, c.s));
   BERTH_ASSIGN(c.l.userns, container::plan_user_ns(c.s.spec, linux::MapCaller::current()));

@@ -178,8 +178,8 @@ Error unless_stopped(Error e, int init_pidfd, const ContainerRecord& r) {
 Status set_affinity(pid_t pid, const std::string& list, const char* which) {
   cpu_set_t set;
   if (!linux::parse_cpu_list(list, &set)) return Error::invalid_spec(std::string("process.execCPUAffinity.") + which + ": invalid cpu list");
-  if (::sched_setaffinity(pid, sizeof set, &set) < 0)
-    return Error::sys(errno, std::string("set ") + which + " CPU affinity (process.execCPUAffinity)");
+  if (auto st = linux::real_sys().set_affinity(pid, set); !st)
+    return Error::sys(st.error().err(), std::string("set ") + which + " CPU affinity (process.execCPUAffinity)");
   return ok();
 }
 
@@ -227,7 +227,7 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
   bool restore = aff && !aff->initial.empty() && ::sched_getaffinity(0, sizeof saved, &saved) == 0;
   if (aff && !aff->initial.empty()) BERTH_TRY(set_affinity(0, aff->initial, "initial"));
   ScopeExit restore_affinity([&] {
-    if (restore) ::sched_setaffinity(0, sizeof saved, &saved);
+    if (restore) (void)linux::real_sys().set_affinity(0, saved);
   });
   t.payload.sync_fd = child_sync;
   auto enter = [&] {
@@ -390,11 +390,11 @@ Result<int> exec_container(const ExecOptions& o) {
   BERTH_TRY(publish(o, r));
   if (o.detach) {
     r.tenant.release();
-    if (o.exit_when_done) ::_exit(0);
+    if (o.when_done) o.when_done(0);
     return 0;
   }
   int code = foreground(r, forwarded);
-  if (o.exit_when_done) ::_exit(code);
+  if (o.when_done) o.when_done(code);
   return code;
 }
 

@@ -45,19 +45,6 @@ struct Restoring {
   cr::Outcome out;
 };
 
-container::StageRequest stage_request(const RestoreOptions& o) {
-  container::StageRequest r;
-  r.root = o.root;
-  r.id = o.id;
-  r.bundle = o.bundle;
-  r.console_socket = o.console_socket;
-  r.rootless = o.rootless;
-  r.systemd_cgroup = o.systemd_cgroup;
-  r.detached = o.detach;
-  r.verb = "restore";
-  return r;
-}
-
 Result<std::vector<std::string>> read_descriptors(const std::string& image_dir) {
   // The image directory is only as trusted as whoever wrote it: a FIFO here hung restore.
   BERTH_ASSIGN(std::string text, file::read_regular(AT_FDCWD, image_dir + "/descriptors.json", 1u << 20));
@@ -145,7 +132,7 @@ Status run_criu(Restoring& c, const std::string& bundle) {
 }
 
 Status restore_steps(Restoring& c) {
-  container::StageRequest req = stage_request(c.o);
+  container::StageRequest req = container::stage_request(c.o, c.o.detach, "restore");
   BERTH_TRY(container::load_staged(req, c.s));
   // The config file CRIU will read, checked before any state, cgroup or mount exists.
   std::string bundle = linux::absolute_path(c.o.bundle);

@@ -74,7 +74,7 @@ struct InitConfig {
   // The container's v1 hierarchies, which we move ourselves into (tasks ← "0") before
   // anything else: the kernel skips the global threadgroup rwsem for a thread that moves
   // itself, where the parent's write of our pid to cgroup.procs waits for an RCU grace
-  // period (~10 ms). Empty where the parent writes instead (a user namespace made by the
+  // period. Empty where the parent writes instead (a user namespace made by the
   // clone, rootless, systemd); the unified hierarchy is never here (cgroup2 has no tasks
   // file, and cgroup.threads refuses a move across domains).
   std::vector<CgroupTasks> cgroup_tasks;
