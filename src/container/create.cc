@@ -29,7 +29,8 @@ struct Creation {
   // cgroups they undo (create_container also runs it explicitly on failure).
   Rollback undo;
 
-  explicit Creation(const CreateOptions& opts) : o(opts), l{s, opts, undo, linux::real_sys(), {}, {}, {}, 0, {}, {}, false} {}
+  explicit Creation(const CreateOptions& opts)
+      : o(opts), l{s, opts, undo, linux::real_sys(), {}, {}, {}, 0, {}, {}, false} {}
 };
 
 // linux.netDevices, and the devices of org.berth.rdma.devices (which move only in exclusive

@@ -200,7 +200,7 @@ Status refuse_unsupported(const spec::Spec& spec) {
   const spec::Linux& l = *spec.linux;
   // Not applied by berth: refused by name on every host rather than ignored.
   if (l.intel_rdt) return Error::unsupported("linux.intelRdt: Intel RDT is not supported by berth");
-  // linux.netDevices move into the container's own network namespace (create.cc, at kHooks).
+  // linux.netDevices move into the container's own network namespace (launch.cc, at kHooks).
   bool netns = std::any_of(l.namespaces.begin(), l.namespaces.end(), [](const auto& n) { return n.type == "network"; });
   if (!l.net_devices.empty() && !netns)
     return Error::invalid_spec("config.json: linux.netDevices: unable to move network devices without a private NET namespace");

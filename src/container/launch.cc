@@ -314,7 +314,8 @@ Status send_bind_sources(linux::Sys& sys, pid_t init_pid, int sock, const linux:
                                           O_PATH | O_DIRECTORY, 0, 0));
   for (size_t i : linux::rootfs::runtime_opened_binds(*plan)) {
     auto src = linux::rootfs::open_bind_source(sys, root.get(), *plan, i);
-    if (!src) log::debug("bind source " + plan->mounts[i].source + ": " + src.error().message() + "; the init binds it");
+    if (!src)
+      log::debug("bind source " + plan->mounts[i].source + ": " + src.error().message() + "; the init binds it");
     BERTH_TRY(process::send(sock, Msg::kMountSource, static_cast<int64_t>(i), "", src ? src->get() : -1));
   }
   return process::send(sock, Msg::kGo);

@@ -108,7 +108,8 @@ Status hold_restored(Restoring& c) {
 }
 
 Status run_criu(Restoring& c, const std::string& bundle) {
-  BERTH_ASSIGN(std::string root, container::bind_root(c.sys, c.s.dir->fd(), c.s.dir->path(), c.s.record.rootfs, c.undo));
+  BERTH_ASSIGN(std::string root,
+               container::bind_root(c.sys, c.s.dir->fd(), c.s.dir->path(), c.s.record.rootfs, c.undo));
   ScopeExit unbind([&] { container::unbind_root(c.sys, c.s.dir->fd(), root); });
   BERTH_TRY(container::prepare_mountpoints(c.sys, c.s.spec, c.s.record.rootfs, c.s.record.bundle));
   cr::RestoreFacts f;

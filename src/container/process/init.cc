@@ -78,7 +78,7 @@ Status setup_filesystem(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier
     BERTH_TRY(sys.fchdir(fs.root_fd()).context("chdir to the rootfs for createContainer hooks"));
     OciState s = cfg.state;
     s.pid = host_pid();
-    s.status = "created";  // lifecycle step 5, after step 2: as prestart (create.cc)
+    s.status = "created";  // lifecycle step 5, after step 2: as prestart (launch.cc)
     // Without `env`, an empty environment, never the process's (runc 1.1 passes that):
     // these are host binaries, cwd in the rootfs, and an image's LD_PRELOAD=./x.so would
     // run its code in them on the host (CVE-2025-23266). See docs/architecture.md.

@@ -297,7 +297,7 @@ int finish_tenant(linux::Sys& sys, InitConfig& cfg, const Exec& ex, char* const*
   Status st = sys.prctl(PR_SET_PDEATHSIG, 0).context("clear the parent death signal");
   // A direct init (a `run`) reports ready before its filter and execve: the parent tells
   // an init that died (EOF without it) from one whose payload runs (EOF after it), and
-  // reads an error sent after it. It never has a notify filter (create.cc).
+  // reads an error sent after it. It never has a notify filter (launch.cc, direct_possible).
   if (st && cfg.launch == Launch::kDirect && !send(cfg.sync_fd, Msg::kReady)) return 1;
   if (st) st = early_notify_filter(sys, cfg, {cfg.sync_fd});
   if (st && !notify_filter(cfg)) st = close_fds(sys, cfg, {cfg.sync_fd});
