@@ -31,6 +31,7 @@
 #include "container/process/tenant.h"
 #include "container/record.h"
 #include "container/run.h"
+#include "container/shared_child.h"
 #include "container/state_store.h"
 #include "container/status.h"
 #include "linux/paths.h"
@@ -256,8 +257,12 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
       for (const auto& f : tasks) t.payload.cgroup_tasks.push_back({f.fd.get(), f.path});
     }
     t.after_v1_join = [&] { return final_affinity(t); };
+    container::SharedChildCheck check([&cg] { return cg ? cg->held_fds() : std::vector<int>{}; });
     auto shared = container::process::vfork_child(0, join_then_enter);
-    if (shared) return shared;
+    if (shared) {
+      BERTH_TRY(check.verify());
+      return shared;
+    }
     // A kernel or a seccomp filter around us that refuses the shared clone, or no memory
     // for its stack: the copy, as elsewhere, placed by us.
     t.parent_asleep = false;

@@ -12,8 +12,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 
-#include <algorithm>
-
 #include "container/cgroup_setup.h"
 #include "container/conversation.h"
 #include "container/hooks.h"
@@ -342,19 +340,6 @@ Status expect_execve(int sock) {
     if (m->type != Msg::kReady || ready) return Error::generic("sync: unexpected message from the container init");
     ready = true;
   }
-}
-
-SharedChildCheck::SharedChildCheck(HeldFds held) : held_(std::move(held)), before_(held_()) {}
-
-Status SharedChildCheck::verify() const {
-  std::vector<int> now = held_();
-  for (int fd : now) {
-    bool ours = std::find(before_.begin(), before_.end(), fd) != before_.end();
-    if (!ours || ::fcntl(fd, F_GETFD) < 0)
-      return Error::generic("a child sharing our memory left fd " + std::to_string(fd) + " of its own in it");
-  }
-  if (now.size() != before_.size()) return Error::generic("a child sharing our memory closed an fd of ours in it");
-  return ok();
 }
 
 }  // namespace berth::container

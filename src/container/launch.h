@@ -20,6 +20,7 @@
 #include "container/process/init_config.h"
 #include "container/process/spawn.h"
 #include "container/rootless.h"
+#include "container/shared_child.h"
 #include "linux/netdev.h"
 #include "linux/sys.h"
 #include "util/owned_pid.h"
@@ -82,19 +83,5 @@ Status send_bind_sources(linux::Sys& sys, pid_t init_pid, int sock, const linux:
 void kill_through_pidfd(linux::Sys& sys, int pidfd);
 // The direct init's report: kReady just before its execve, then EOF.
 Status expect_execve(int sock);
-
-// The rule of a child that shares our memory (process::vfork_child): it keeps no fds of
-// its own where we read. Taken before the clone from what the objects it may use hold; any
-// difference once it has exited, or an fd no longer open in our table, is an error.
-class SharedChildCheck {
- public:
-  using HeldFds = std::function<std::vector<int>()>;
-  explicit SharedChildCheck(HeldFds held);
-  Status verify() const;
-
- private:
-  HeldFds held_;
-  std::vector<int> before_;
-};
 
 }  // namespace berth::container

@@ -12,6 +12,7 @@
 
 #include "container/launch.h"
 #include "container/process/spawn.h"
+#include "container/shared_child.h"
 
 namespace berth::container {
 namespace {
