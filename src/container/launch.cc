@@ -57,7 +57,8 @@ void keep_only_the_inits_fds(const BuiltInit& built) {
   std::vector<int> keep = {cfg.sync_fd, cfg.fifo_fd, log::fd()};
   for (int fd = 3; fd < 3 + cfg.preserve_fds; ++fd) keep.push_back(fd);
   for (const auto& j : built.ns.joins) keep.push_back(j.fd.get());
-  for (int fd : linux::rootfs::prepared_fds(*cfg.rootfs)) keep.push_back(fd);  // idmapped binds
+  if (cfg.rootfs)
+    for (int fd : linux::rootfs::prepared_fds(*cfg.rootfs)) keep.push_back(fd);  // idmapped binds
   for (const auto& t : cfg.cgroup_tasks) keep.push_back(t.fd);
   close_fds_except(keep);
 }
