@@ -148,6 +148,13 @@ void Manager::open_all() const {
   opened_all_ = true;
 }
 
+std::vector<int> Manager::held_fds() const {
+  std::vector<int> fds;
+  for (const auto& h : hiers_)
+    if (h.fd) fds.push_back(h.fd.get());
+  return fds;
+}
+
 int Manager::v2_dir_fd() const {
   if (layout_ != Layout::kV2) return -1;
   return dir("").fd();

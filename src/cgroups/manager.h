@@ -75,6 +75,8 @@ class Manager {
   // shares our memory (exec's tenant, CLONE_VM) then writes only through fds that are ours
   // too, and caches none that would be open in its fd table alone.
   void open_all() const;
+  // The hierarchy directory fds open now: what such a child must leave as it found them.
+  std::vector<int> held_fds() const;
   Status freeze();
   Status thaw();
   Result<bool> frozen() const;

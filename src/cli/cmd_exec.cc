@@ -53,7 +53,8 @@ Result<int> cmd_exec(Context& ctx) {
   uint64_t preserve = ctx.flags.get_uint("preserve-fds");
   if (preserve > 1024) return failed(Error::invalid_argument("exec failed: --preserve-fds: too many file descriptors"));
   o.preserve_fds = static_cast<int>(preserve);
-  o.exit_when_done = true;
+  // Our process ends with the exec: no destructor needs to run (exec.h, when_done).
+  o.when_done = [](int code) { ::_exit(code); };
   auto code = exec_container(o);
   if (!code) return failed(std::move(code).error().context("exec failed"));
   return *code;

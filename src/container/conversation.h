@@ -3,8 +3,9 @@
 // --console-socket or is kept for the foreground; a seccomp listener (kSeccompFd) goes to
 // linux.seccomp.listenerPath and is answered with kGo; kError ends the conversation with
 // the child's error; anything else is a protocol error. Once the process runs, its pid
-// goes to --pid-file and its pidfd to --pidfd-socket. create.cc and exec.cc handle only
-// the messages of their own (kMapIds, kHooks, kMountSources, kReady; kPid, which differs).
+// goes to --pid-file and its pidfd to --pidfd-socket. launch.cc (create's side) and exec.cc
+// handle only the messages of their own (kMapIds, kHooks, kMountSources, kReady; kPid,
+// which differs).
 #pragma once
 
 #include <sys/types.h>

@@ -31,6 +31,7 @@
 #include "container/process/tenant.h"
 #include "container/record.h"
 #include "container/run.h"
+#include "container/shared_child.h"
 #include "container/state_store.h"
 #include "container/status.h"
 #include "linux/paths.h"
@@ -119,7 +120,7 @@ Result<std::unique_ptr<TenantConfig>> build_tenant(const ExecOptions& o, const T
                                                    container::ExecProcess& ep) {
   auto t = std::make_unique<TenantConfig>();
   auto& c = t->payload;
-  c.exec_tenant = true;
+  c.launch = container::process::Launch::kTenant;
   c.process = std::move(ep.process);
   c.container_id = o.id;
   c.new_keyring = true;  // runc's exec joins a fresh "_ses.<id>" session keyring too
@@ -178,8 +179,8 @@ Error unless_stopped(Error e, int init_pidfd, const ContainerRecord& r) {
 Status set_affinity(pid_t pid, const std::string& list, const char* which) {
   cpu_set_t set;
   if (!linux::parse_cpu_list(list, &set)) return Error::invalid_spec(std::string("process.execCPUAffinity.") + which + ": invalid cpu list");
-  if (::sched_setaffinity(pid, sizeof set, &set) < 0)
-    return Error::sys(errno, std::string("set ") + which + " CPU affinity (process.execCPUAffinity)");
+  if (auto st = linux::real_sys().set_affinity(pid, set); !st)
+    return Error::sys(st.error().err(), std::string("set ") + which + " CPU affinity (process.execCPUAffinity)");
   return ok();
 }
 
@@ -227,7 +228,7 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
   bool restore = aff && !aff->initial.empty() && ::sched_getaffinity(0, sizeof saved, &saved) == 0;
   if (aff && !aff->initial.empty()) BERTH_TRY(set_affinity(0, aff->initial, "initial"));
   ScopeExit restore_affinity([&] {
-    if (restore) ::sched_setaffinity(0, sizeof saved, &saved);
+    if (restore) (void)linux::real_sys().set_affinity(0, saved);
   });
   t.payload.sync_fd = child_sync;
   auto enter = [&] {
@@ -256,8 +257,12 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
       for (const auto& f : tasks) t.payload.cgroup_tasks.push_back({f.fd.get(), f.path});
     }
     t.after_v1_join = [&] { return final_affinity(t); };
+    container::SharedChildCheck check([&cg] { return cg ? cg->held_fds() : std::vector<int>{}; });
     auto shared = container::process::vfork_child(0, join_then_enter);
-    if (shared) return shared;
+    if (shared) {
+      BERTH_TRY(check.verify());
+      return shared;
+    }
     // A kernel or a seccomp filter around us that refuses the shared clone, or no memory
     // for its stack: the copy, as elsewhere, placed by us.
     t.parent_asleep = false;
@@ -390,11 +395,11 @@ Result<int> exec_container(const ExecOptions& o) {
   BERTH_TRY(publish(o, r));
   if (o.detach) {
     r.tenant.release();
-    if (o.exit_when_done) ::_exit(0);
+    if (o.when_done) o.when_done(0);
     return 0;
   }
   int code = foreground(r, forwarded);
-  if (o.exit_when_done) ::_exit(code);
+  if (o.when_done) o.when_done(code);
   return code;
 }
 

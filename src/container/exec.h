@@ -2,6 +2,7 @@
 // with every runc flag. See docs/exec.md.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,11 +34,11 @@ struct ExecOptions {
   int preserve_fds = 0;
   std::vector<std::string> cgroups;   // --cgroup [<controller>[,...]:]<sub-cgroup>
   bool ignore_paused = false;
-  // The caller's process ends with this call (the CLI): once the process is reaped (or
-  // published, detached), _exit with the status instead of returning through destructors.
-  // By then the tenant has forked the process from our memory, so each page a destructor
-  // writes is a copy-on-write fault: about 20 of them per exec.
-  bool exit_when_done = false;
+  // Called with the status once the process is reaped (or published, detached), before
+  // any destructor of the call runs. The CLI, whose process ends with the call, passes one
+  // that ends the process there: by then the tenant has forked the process from our memory,
+  // so each page a destructor writes is a copy-on-write fault in it. Empty: return.
+  std::function<void(int)> when_done;
 };
 
 // Returns the process's exit status in the foreground (128+signal when killed), 0 when

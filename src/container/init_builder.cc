@@ -64,12 +64,11 @@ void decide_namespaces(BuiltInit& b, const spec::Linux& l) {
   c.unshare_flags = b.ns.new_flags;
   bool joined_pid = false;
   for (const auto& j : b.ns.joins) joined_pid = joined_pid || j.flag == CLONE_NEWPID || j.flag == CLONE_NEWTIME;
-  c.second_stage = joined_pid || (b.ns.new_flags & (CLONE_NEWPID | CLONE_NEWTIME));
+  if (joined_pid || (b.ns.new_flags & (CLONE_NEWPID | CLONE_NEWTIME))) c.launch = process::Launch::kSecondStage;
   if (!offsets) c.time_offsets.clear();
   for (const auto& j : b.ns.joins)
     if (j.flag == CLONE_NEWPID && procfs_takes_pidns(j.fd.get())) {
-      c.fork_init_last = true;
-      c.second_stage = false;
+      c.launch = process::Launch::kForkLast;
       c.proc_pidns_fd = j.fd.get();
     }
 }
@@ -138,6 +137,54 @@ std::string mount_label_for(const spec::Linux& l) {
   return "";
 }
 
+// hostname, domainname (a UTS namespace needed) and linux.sysctl (checked against the
+// namespaces).
+Status take_names_and_sysctls(BuiltInit& b, const spec::Spec& spec, const spec::Linux& l) {
+  process::InitConfig& c = b.cfg;
+  bool uts = b.ns.has(CLONE_NEWUTS);
+  if (!spec.hostname.empty() && !uts) return Error::invalid_spec("config.json: hostname: requires a uts namespace");
+  if (!spec.domainname.empty() && !uts) return Error::invalid_spec("config.json: domainname: requires a uts namespace");
+  c.hostname = spec.hostname;
+  c.set_hostname = !spec.hostname.empty();
+  c.domainname = spec.domainname;
+  c.set_domainname = !spec.domainname.empty();
+  if (!l.sysctl.empty()) {
+    BERTH_ASSIGN(bool own_net, linux::private_network(b.ns));
+    BERTH_TRY(linux::validate_sysctls(l.sysctl, b.ns.has(CLONE_NEWIPC), uts, own_net));
+  }
+  c.sysctl = l.sysctl;
+  return ok();
+}
+
+// The rootfs plan of a container with its own mount namespace, the device modules' edits
+// folded in, idmapped binds cut.
+Status plan_mount_namespace(BuiltInit& b, spec::Spec& spec, const CreateOptions& o, const std::string& rootfs,
+                            const OciState& state, devices::Edits& edits) {
+  process::InitConfig& c = b.cfg;
+  static const spec::Linux kEmpty;
+  const spec::Linux& l = spec.linux ? *spec.linux : kEmpty;
+  linux::rootfs::PlanContext ctx;
+  ctx.rootfs = rootfs;
+  ctx.bundle = state.bundle;
+  ctx.new_user_ns = b.ns.has(CLONE_NEWUSER);
+  ctx.runtime_in_user_ns = linux::running_in_user_ns();
+  ctx.new_net_ns = b.ns.creates(CLONE_NEWNET);
+  ctx.new_ipc_ns = b.ns.creates(CLONE_NEWIPC);
+  ctx.new_cgroup_ns = b.ns.creates(CLONE_NEWCGROUP);
+  ctx.terminal = spec.process->terminal;
+  ctx.no_pivot = o.no_pivot;
+  ctx.mount_label = mount_label_for(l);
+  BERTH_ASSIGN(auto plan, linux::rootfs::plan_rootfs(spec, ctx));
+  merge_edits(edits, plan, c.process, b.device_rules, ctx.new_user_ns || ctx.runtime_in_user_ns);
+  // Idmapped binds are cut here, while the runtime still holds CAP_SYS_ADMIN over their
+  // filesystems; the init inherits them (see linux/rootfs/idmap.h).
+  BERTH_TRY(linux::rootfs::prepare_idmapped_mounts(linux::real_sys(), plan));
+  // Rootless, the runtime reaches no more than the init does (runc passes no sources then).
+  c.sources_from_runtime = plan.user_ns && ::geteuid() == 0 && !linux::rootfs::runtime_opened_binds(plan).empty();
+  c.rootfs = std::move(plan);
+  return ok();
+}
+
 }  // namespace
 
 Status refuse_unsupported(const spec::Spec& spec) {
@@ -150,7 +197,7 @@ Status refuse_unsupported(const spec::Spec& spec) {
   const spec::Linux& l = *spec.linux;
   // Not applied by berth: refused by name on every host rather than ignored.
   if (l.intel_rdt) return Error::unsupported("linux.intelRdt: Intel RDT is not supported by berth");
-  // linux.netDevices move into the container's own network namespace (create.cc, at kHooks).
+  // linux.netDevices move into the container's own network namespace (launch.cc, at kHooks).
   bool netns = std::any_of(l.namespaces.begin(), l.namespaces.end(), [](const auto& n) { return n.type == "network"; });
   if (!l.net_devices.empty() && !netns)
     return Error::invalid_spec("config.json: linux.netDevices: unable to move network devices without a private NET namespace");
@@ -182,18 +229,7 @@ Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOpti
     c.process.env.push_back("LISTEN_PID=1");
   }
   c.state = state;
-  bool uts = b->ns.has(CLONE_NEWUTS);
-  if (!spec.hostname.empty() && !uts) return Error::invalid_spec("config.json: hostname: requires a uts namespace");
-  if (!spec.domainname.empty() && !uts) return Error::invalid_spec("config.json: domainname: requires a uts namespace");
-  c.hostname = spec.hostname;
-  c.set_hostname = !spec.hostname.empty();
-  c.domainname = spec.domainname;
-  c.set_domainname = !spec.domainname.empty();
-  if (!l.sysctl.empty()) {
-    BERTH_ASSIGN(bool own_net, linux::private_network(b->ns));
-    BERTH_TRY(linux::validate_sysctls(l.sysctl, b->ns.has(CLONE_NEWIPC), uts, own_net));
-  }
-  c.sysctl = l.sysctl;
+  BERTH_TRY(take_names_and_sysctls(*b, spec, l));
   c.personality = l.personality;
   c.memory_policy = l.memory_policy;
   if (l.seccomp) BERTH_TRY(prepare_seccomp(c, *l.seccomp, o.root));
@@ -203,26 +239,9 @@ Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOpti
   }
   take_hooks(c, spec);
   if (!b->ns.has(CLONE_NEWNS)) return no_mount_namespace(spec, rootfs, std::move(b), edits);
-  linux::rootfs::PlanContext ctx;
-  ctx.rootfs = rootfs;
-  ctx.bundle = state.bundle;
-  ctx.new_user_ns = b->ns.has(CLONE_NEWUSER);
-  ctx.runtime_in_user_ns = linux::running_in_user_ns();
-  ctx.new_net_ns = b->ns.creates(CLONE_NEWNET);
-  ctx.new_ipc_ns = b->ns.creates(CLONE_NEWIPC);
-  ctx.new_cgroup_ns = b->ns.creates(CLONE_NEWCGROUP);
-  ctx.terminal = spec.process->terminal;
-  ctx.no_pivot = o.no_pivot;
-  ctx.mount_label = mount_label_for(l);
-  BERTH_ASSIGN(auto plan, linux::rootfs::plan_rootfs(spec, ctx));
-  merge_edits(edits, plan, c.process, b->device_rules, ctx.new_user_ns || ctx.runtime_in_user_ns);
-  // Idmapped binds are cut here, while the runtime still holds CAP_SYS_ADMIN over their
-  // filesystems; the init inherits them (see linux/rootfs/idmap.h).
-  BERTH_TRY(linux::rootfs::prepare_idmapped_mounts(linux::real_sys(), plan));
-  // Rootless, the runtime reaches no more than the init does (runc passes no sources then).
-  c.sources_from_runtime = plan.user_ns && ::geteuid() == 0 && !linux::rootfs::runtime_opened_binds(plan).empty();
-  c.rootfs = std::move(plan);
+  BERTH_TRY(plan_mount_namespace(*b, spec, o, rootfs, state, edits));
   return b;
 }
+
 
 }  // namespace berth::container

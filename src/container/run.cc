@@ -5,7 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
+#include <sys/prctl.h>  // PR_SET_CHILD_SUBREAPER
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -13,6 +13,7 @@
 
 #include "berth/container.h"
 #include "container/run.h"
+#include "linux/sys.h"
 #include "util/file.h"
 #include "util/interrupt.h"
 #include "util/scope_exit.h"
@@ -127,7 +128,7 @@ Result<int> run_container(const CreateOptions& options, const RunOptions& run) {
   CreateOptions o = options;
   o.foreground = !run.detach;
   o.start_now = true;
-  if (!run.no_subreaper && !run.detach) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  if (!run.no_subreaper && !run.detach) (void)linux::real_sys().prctl(PR_SET_CHILD_SUBREAPER, 1);
   // Signals are taken through a signalfd; the init resets its own mask before execve.
   sigset_t mask, old;
   if (!run.detach) mask = block_forwarded_signals(&old);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <linux/mount.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
@@ -110,6 +111,8 @@ class Sys {
   virtual Status execve(const char* path, char* const* argv, char* const* envp) = 0;
   // The parent side: SIGKILL through a pidfd (never a pid number that may be reused).
   virtual Status pidfd_kill(int pidfd) = 0;
+  // sched_setaffinity(2) of `pid` (0: the caller): process.execCPUAffinity of an exec.
+  virtual Status set_affinity(pid_t pid, const cpu_set_t& cpus) = 0;
 
   // A user namespace with these maps ("0 1000 1\n" lines), owned by a short-lived child that
   // is gone when this returns: the fd keeps the namespace (for MOUNT_ATTR_IDMAP).

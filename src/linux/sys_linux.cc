@@ -250,6 +250,10 @@ class LinuxSys final : public Sys {
     if (::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) < 0) return Error::sys(errno, "pidfd_send_signal");
     return ok();
   }
+  Status set_affinity(pid_t pid, const cpu_set_t& cpus) override {
+    if (::sched_setaffinity(pid, sizeof cpus, &cpus) < 0) return Error::sys(errno, "sched_setaffinity");
+    return ok();
+  }
   mode_t umask(mode_t mask) override { return ::umask(mask); }
   Result<UniqueFd> make_userns(const std::string& uid_map, const std::string& gid_map) override {
     return ops::make_userns(uid_map, gid_map);

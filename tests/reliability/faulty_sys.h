@@ -247,6 +247,10 @@ class FaultySys : public linux::Sys {
     if (int e = call("pidfd_kill", ESRCH)) return Error::sys(e, "pidfd_send_signal");
     return real().pidfd_kill(pidfd);
   }
+  Status set_affinity(pid_t pid, const cpu_set_t& cpus) override {
+    if (int e = call("set_affinity", EINVAL)) return Error::sys(e, "sched_setaffinity");
+    return real().set_affinity(pid, cpus);
+  }
   // umask cannot fail: recorded only.
   mode_t umask(mode_t mask) override {
     calls_.push_back("umask");

@@ -3,7 +3,7 @@
 // (a pid namespace joined or created after joins, a time namespace with offsets), stage one
 // forks stage two, reports its pid and exits. Stage two: hostname, linux.domainname, the
 // rootfs plan and pivot, linux.sysctl, the pty, process attributes, then the payload. A
-// joined pid namespace whose /proc can be made from outside (fork_init_last): stage one
+// joined pid namespace whose /proc can be made from outside (Launch::kForkLast): stage one
 // does the hostname, domainname and rootfs itself and forks the init into the pid
 // namespace last, with only the container's view (docs/security.md).
 #include "container/process/init.h"
@@ -78,7 +78,7 @@ Status setup_filesystem(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier
     BERTH_TRY(sys.fchdir(fs.root_fd()).context("chdir to the rootfs for createContainer hooks"));
     OciState s = cfg.state;
     s.pid = host_pid();
-    s.status = "created";  // lifecycle step 5, after step 2: as prestart (create.cc)
+    s.status = "created";  // lifecycle step 5, after step 2: as prestart (launch.cc)
     // Without `env`, an empty environment, never the process's (runc 1.1 passes that):
     // these are host binaries, cwd in the rootfs, and an image's LD_PRELOAD=./x.so would
     // run its code in them on the host (CVE-2025-23266). See docs/architecture.md.
@@ -121,7 +121,7 @@ Status set_up_container(linux::Sys& sys, InitConfig& cfg, std::optional<linux::r
   if (cfg.rootfs) {
     if (cfg.sources_from_runtime) BERTH_TRY(receive_bind_sources(sys, cfg).context("prepare rootfs"));
     fs.emplace(sys, *cfg.rootfs);
-    if (cfg.fork_init_last) fs->set_proc_pidns(cfg.proc_pidns_fd);
+    if (cfg.launch == Launch::kForkLast) fs->set_proc_pidns(cfg.proc_pidns_fd);
     BERTH_TRY(setup_filesystem(sys, cfg, *fs).context("prepare rootfs"));
   }
   return ok();
@@ -214,7 +214,7 @@ Status init_stage_one(linux::Sys& sys, InitConfig& cfg) {
   // Still one thread, in the host's namespaces: before any join or unshare, and before any
   // message the parent reads as "set up" (a failure reaches it as kError instead).
   BERTH_TRY(join_v1_cgroups(sys, cfg));
-  if (!cfg.direct) BERTH_TRY(wait_for(cfg, Msg::kGo));  // a user namespace made by clone3 is mapped now
+  if (cfg.launch != Launch::kDirect) BERTH_TRY(wait_for(cfg, Msg::kGo));  // a user namespace made by clone3 is mapped now
   t.mark("waited for the parent's go");
   for (auto& j : cfg.ns->joins) BERTH_TRY(sys.setns(j.fd.get(), j.flag).context("join " + j.type + " namespace"));
   if (cfg.unshare_flags & CLONE_NEWUSER) {
@@ -248,8 +248,8 @@ int init_main(InitConfig& cfg) {
     (void)send_error(cfg.sync_fd, st.error());
     return 1;
   }
-  if (cfg.fork_init_last) return fork_init_last(sys, cfg);
-  if (!cfg.second_stage) return stage_two_main(sys, cfg, false);
+  if (cfg.launch == Launch::kForkLast) return fork_init_last(sys, cfg);
+  if (cfg.launch != Launch::kSecondStage) return stage_two_main(sys, cfg, false);
   // As for fork_init_last: on kernels without procfs's "pidns" option the second stage is
   // born in a joined pid namespace.
   env::scrub_own_environment();

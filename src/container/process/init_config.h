@@ -31,6 +31,31 @@ struct CgroupTasks {
   std::string path;  // for the error only
 };
 
+// How the process is launched, which says what the parent and the child wait for. One
+// value where five booleans had encoded the shapes.
+enum class Launch {
+  kInit,         // one clone3, the parent's go and kSettled, then exec.fifo until `start`
+  kSecondStage,  // stage one forks the init after joins/unshares (pid ns joined/created
+                 // late, time offsets) and reports it (kPid)
+  kForkLast,     // a joined pid namespace (linux.namespaces[].path) whose procfs can be
+                 // made from outside (fsconfig "pidns"): stage one sets up the rootfs and
+                 // pivots, and forks the init into the pid namespace last (kPid), so its
+                 // members never see a process of ours with a host view
+  kDirect,       // a `run` with nothing for the parent to do until the payload runs
+                 // (container/launch.cc, direct_possible): cloned in the parent's memory
+                 // while it sleeps (vfork_child), the init joined its cgroups and recorded
+                 // its pid itself; it waits for no go and execs the payload as soon as it
+                 // is set up (no exec.fifo), sending kReady just before
+  kTenant,       // an exec tenant's payload: no exec.fifo; the parent waits for execve
+                 // itself (the sync socket is close-on-exec, so EOF means the payload
+                 // runs) or for an error sent in its place
+};
+
+// A stage one that hands over to a forked init (kPid).
+inline bool forks_init(Launch l) { return l == Launch::kSecondStage || l == Launch::kForkLast; }
+// The payload's end is an exec tenant's: execve at once, no exec.fifo.
+inline bool execs_at_once(Launch l) { return l == Launch::kTenant || l == Launch::kDirect; }
+
 struct InitConfig {
   // Channel and lifecycle.
   int sync_fd = -1;          // the init's end of the sync socket
@@ -45,14 +70,7 @@ struct InitConfig {
   // (steps.h, wait_settled): the payload waits for it before it clears the parent death
   // signal or runs anything of the container's. Cleared once received.
   bool settle_pending = false;
-  // An exec tenant: no exec.fifo; the parent waits for execve itself (the sync socket is
-  // close-on-exec, so EOF means the payload runs) or for an error sent in its place.
-  bool exec_tenant = false;
-  // A `run` with nothing for the parent to do until the payload runs (create.cc,
-  // direct_possible): cloned in the parent's memory while it sleeps (vfork_child), the init
-  // joined its cgroups and recorded its pid itself; it waits for no go, sends no ready and
-  // execs the payload as soon as it is set up, as an exec tenant does (no exec.fifo).
-  bool direct = false;
+  Launch launch = Launch::kInit;
   // The container's v1 hierarchies, which we move ourselves into (tasks ← "0") before
   // anything else: the kernel skips the global threadgroup rwsem for a thread that moves
   // itself, where the parent's write of our pid to cgroup.procs waits for an RCU grace
@@ -65,12 +83,7 @@ struct InitConfig {
   linux::NamespacePlan* ns = nullptr;
   int clone_flags = 0;       // what clone3 created already
   int unshare_flags = 0;     // to create after the joins (user first, then the rest)
-  bool second_stage = false; // fork once more (pid ns joined/created late, time offsets)
-  // A joined pid namespace (linux/namespaces[].path) whose procfs can be made from outside
-  // (fsconfig "pidns"): stage one sets up the rootfs and pivots, and forks the init into
-  // the pid namespace last, so its members never see a process of ours with a host view.
-  bool fork_init_last = false;
-  int proc_pidns_fd = -1;    // the joined pid namespace (owned by ns), for /proc
+  int proc_pidns_fd = -1;    // the joined pid namespace (owned by ns), for /proc (kForkLast)
   std::map<std::string, spec::TimeOffset> time_offsets;
 
   std::string hostname, domainname;

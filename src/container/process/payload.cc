@@ -297,8 +297,8 @@ int finish_tenant(linux::Sys& sys, InitConfig& cfg, const Exec& ex, char* const*
   Status st = sys.prctl(PR_SET_PDEATHSIG, 0).context("clear the parent death signal");
   // A direct init (a `run`) reports ready before its filter and execve: the parent tells
   // an init that died (EOF without it) from one whose payload runs (EOF after it), and
-  // reads an error sent after it. It never has a notify filter (create.cc).
-  if (st && cfg.direct && !send(cfg.sync_fd, Msg::kReady)) return 1;
+  // reads an error sent after it. It never has a notify filter (launch.cc, direct_possible).
+  if (st && cfg.launch == Launch::kDirect && !send(cfg.sync_fd, Msg::kReady)) return 1;
   if (st) st = early_notify_filter(sys, cfg, {cfg.sync_fd});
   if (st && !notify_filter(cfg)) st = close_fds(sys, cfg, {cfg.sync_fd});
   if (st) st = filter_and_exec(sys, cfg, ex.path, argv, envp);
@@ -377,7 +377,7 @@ int run_payload(linux::Sys& sys, InitConfig& cfg) {
   // Built now: nothing after the filter should need to allocate.
   auto argv = c_strings(ex->argv);
   auto envp = c_strings(ex->env);
-  if (cfg.exec_tenant || cfg.direct) return finish_tenant(sys, cfg, *ex, argv.data(), envp.data());
+  if (execs_at_once(cfg.launch)) return finish_tenant(sys, cfg, *ex, argv.data(), envp.data());
   return finish_init(sys, cfg, *ex, argv.data(), envp.data());
 }
 

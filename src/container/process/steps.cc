@@ -58,7 +58,7 @@ uint64_t window_needs(const InitConfig& cfg) {
   uint64_t need = 0;
   for (int c : {CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_SYS_RESOURCE, CAP_SYS_NICE})
     need |= uint64_t{1} << c;
-  bool pty_bind = !cfg.exec_tenant && cfg.process.terminal && cfg.rootfs;
+  bool pty_bind = cfg.launch != Launch::kTenant && cfg.process.terminal && cfg.rootfs;
   if ((cfg.seccomp && !cfg.process.no_new_privileges) || pty_bind) need |= uint64_t{1} << CAP_SYS_ADMIN;
   return need;
 }

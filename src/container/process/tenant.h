@@ -20,7 +20,7 @@
 namespace berth::container::process {
 
 struct TenantConfig {
-  InitConfig payload;   // process, capabilities, seccomp, sync_fd; exec_tenant = true
+  InitConfig payload;   // process, capabilities, seccomp, sync_fd; launch = Launch::kTenant
   pid_t init_pid = 0;
   int init_pidfd = -1;  // pins the init whose namespaces are joined
   // linux.namespaces types to join ("user", "mount", "pid", ...): those whose namespace

@@ -104,6 +104,7 @@ class RecordingSys : public linux::Sys {
   Status dup_onto(int from, int to) override;
   Status execve(const char* path, char* const* argv, char* const* envp) override;
   Status pidfd_kill(int pidfd) override;
+  Status set_affinity(pid_t pid, const cpu_set_t& cpus) override;
   Result<UniqueFd> make_userns(const std::string& uid_map, const std::string& gid_map) override;
   Status run_program(int fd, const std::vector<std::string>& argv) override;
 

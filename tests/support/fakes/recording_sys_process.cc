@@ -148,6 +148,15 @@ Status RecordingSys::execve(const char* path, char* const* argv, char* const* en
   return finish("execve(" + q(path) + ", " + list(argv) + ", " + list(envp) + ")", err);
 }
 
+// "set_affinity(0, [0, 2])": the CPUs in the set.
+Status RecordingSys::set_affinity(pid_t pid, const cpu_set_t& cpus) {
+  int err = begin("set_affinity");
+  std::string list;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &cpus)) list += (list.empty() ? "" : ", ") + std::to_string(cpu);
+  return finish("set_affinity(" + std::to_string(pid) + ", [" + list + "])", err);
+}
+
 Status RecordingSys::pidfd_kill(int pidfd) {
   int err = begin("pidfd_kill");
   return finish("pidfd_kill(" + show_fd(pidfd) + ")", err);

@@ -111,11 +111,11 @@ inline const std::vector<Identity>& identities() {
   return all;
 }
 
-// The payload config of an exec tenant (exec_tenant = true) or an init.
+// The payload config of an exec tenant (Launch::kTenant) or an init.
 inline InitConfig payload_config(const Identity& id, int sync_fd, bool tenant) {
   InitConfig cfg;
   cfg.sync_fd = sync_fd;
-  cfg.exec_tenant = tenant;
+  cfg.launch = tenant ? Launch::kTenant : Launch::kInit;
   cfg.process.args = {"/bin/sh", "-c", "true"};
   cfg.process.env = {"PATH=/usr/bin:/bin"};
   cfg.process.cwd = "/srv/app";

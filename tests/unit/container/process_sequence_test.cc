@@ -182,7 +182,7 @@ TEST_P(PayloadOrder, TenantAndDirectInitDropPrivilegesInOrderAndExecAtOnce) {
     sys.add_dir("/srv/app");
     Channel ch;
     InitConfig cfg = payload_config(id, ch.child(), !direct);
-    cfg.direct = direct;  // its fifo_fd stays -1: a wait for `start` would fail, not block
+    if (direct) cfg.launch = Launch::kDirect;  // its fifo_fd stays -1: a wait for `start` would fail, not block
     if (!id.caps) sys.fail("set_groups", 1, EPERM);
     EXPECT_EQ(run_payload(sys, cfg), 0) << ch.error();
     EXPECT_EQ(changes(sys), tenant_payload(id.name));
@@ -237,7 +237,7 @@ TEST(InitStageOne, DirectInitWaitsForNoGo) {
   InitConfig cfg;
   cfg.sync_fd = ch.child();
   cfg.ns = &*plan;
-  cfg.direct = true;
+  cfg.launch = Launch::kDirect;
   cfg.parent_death_kill = true;
   cfg.clone_flags = CLONE_NEWNS;
   cfg.unshare_flags = CLONE_NEWCGROUP;
