@@ -47,10 +47,6 @@
 #include "util/scope_exit.h"
 #include "util/strings.h"
 
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-
 namespace berth {
 namespace {
 
