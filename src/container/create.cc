@@ -283,10 +283,11 @@ Result<pid_t> spawn_init(Creation& c, container::BuiltInit* built, UniqueFd& fif
 // kSeccompFd, a second stage's kPid), no start to wait for. Then the init can share our
 // memory while we sleep: it is the only process of its new pid namespace until its
 // execve (a joined one is refused below; without one it is in the host's, where it is no
-// more exposed than we are), so nothing of a container sees it. Not on pure cgroup v2
-// (clone(2) has no CLONE_INTO_CGROUP, and a join of its own would wait for an RCU grace
-// period), with the systemd driver (a D-Bus call), a new time namespace (clone3 only) or
-// the sanitizers.
+// more exposed than we are), so nothing of a container sees it. On pure cgroup v2 it is
+// born in its cgroup (clone3 onto our stack, CLONE_INTO_CGROUP; a join of its own would
+// wait for an RCU grace period), so not where that clone3 is not built
+// (kCanShareMemoryIntoCgroup). Not with the systemd driver (a D-Bus call), a new time
+// namespace (clone3 only) or the sanitizers.
 bool direct_possible(const Creation& c, const container::BuiltInit& b) {
   const auto& cfg = b.cfg;
   const spec::Spec& s = c.spec;
@@ -300,7 +301,8 @@ bool direct_possible(const Creation& c, const container::BuiltInit& b) {
   if (!c.moves.empty() || cfg.wants_runtime_hooks || cfg.sources_from_runtime) return false;
   if (cfg.second_stage || cfg.fork_init_last || !cfg.ns || !cfg.ns->joins.empty()) return false;
   if (((cfg.clone_flags | cfg.unshare_flags) & (CLONE_NEWUSER | CLONE_NEWTIME)) || c.userns.creates) return false;
-  if (c.o.systemd_cgroup || c.cg.v2_fd >= 0 || b.ldconfig_fill) return false;
+  if (c.o.systemd_cgroup || b.ldconfig_fill) return false;
+  if (c.cg.v2_fd >= 0 && !container::process::kCanShareMemoryIntoCgroup) return false;
   return true;
 }
 
@@ -335,12 +337,15 @@ Result<bool> spawn_init_direct(Creation& c, container::BuiltInit* built) {
   BERTH_TRY(container::self_placement(c.cg, &tasks, &cfg.cgroup_tasks));
   bool v1_joined = !cfg.cgroup_tasks.empty();
   Phases t("create");
+  bool in_cgroup = false;  // pure v2: born there (vfork_child sets it before we run)
   auto child = container::process::vfork_child(cfg.clone_flags, [&] {
     // A parent killed in its sleep takes us along, before anything is recorded.
     (void)linux::real_sys().prctl(PR_SET_PDEATHSIG, SIGKILL);
     // cgroup.procs reads a pid in the writer's pid namespace, where ours is 1: "0" is us.
     pid_t pid = container::process::host_pid_from_proc();  // not 1, as getpid() says here
-    Status st = pid > 0 ? container::join_cgroups(c.cg, 0, v1_joined) : Error::generic("cannot read our pid in /proc/self");
+    Status st = ok();
+    if (pid <= 0) st = Error::generic("cannot read our pid in /proc/self");
+    else if (!in_cgroup) st = container::join_cgroups(c.cg, 0, v1_joined);
     if (st) st = record_pid(c, pid);
     if (!st) {
       (void)container::process::send_error(cfg.sync_fd, st.error());
@@ -348,7 +353,7 @@ Result<bool> spawn_init_direct(Creation& c, container::BuiltInit* built) {
     }
     keep_only_the_inits_fds(*built);
     return container::process::init_main(cfg);
-  });
+  }, c.cg.v2_fd, &in_cgroup);
   if (!child) {
     cfg.direct = false;
     cfg.cgroup_tasks.clear();  // their fds close with `tasks`
@@ -359,7 +364,8 @@ Result<bool> spawn_init_direct(Creation& c, container::BuiltInit* built) {
   c.init_pidfd.reset(::fcntl(c.init.pidfd(), F_DUPFD_CLOEXEC, 0));  // hooks must not inherit it
   c.undo.push([&c] { kill_init(c); });
   c.init_pid = c.init.pid();
-  t.mark("init set up and started, in our memory");
+  t.mark(in_cgroup ? "init set up and started, in our memory, born in its cgroup (CLONE_INTO_CGROUP)"
+                   : "init set up and started, in our memory");
   BERTH_TRY(expect_execve(socks.first.get()));
   c.started = true;
   return true;
