@@ -152,7 +152,7 @@ Result<OwnedPid> fork_child(const std::function<int()>& child) {
   auto r = do_clone(0, -1, child);
   if (r || !clone3_refused(r.error().err())) return r;
   // A seccomp filter already loaded (startContainer hooks run after it) may answer clone3
-  // with ENOSYS, as Docker's profile does: fall back to fork.
+  // with ENOSYS, as Docker's profile does, or one around us with EPERM: fall back to fork.
   HeldForChild held;
   pid_t pid = ::fork();
   if (pid < 0) return Error::sys(errno, "fork");
