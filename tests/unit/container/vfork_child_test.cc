@@ -147,11 +147,11 @@ TEST(VforkChild, BornInTheCgroupV2DirectoryItIsGiven) {
   EXPECT_TRUE(in_cgroup);
   EXPECT_TRUE(child_saw) << "the child reads whether it was placed before it runs";
   EXPECT_NE(seen.find("0::" + cg.rel() + "\n"), std::string::npos) << seen;
-  auto procs = file::read(cg.dir() + "/cgroup.procs");
-  EXPECT_TRUE(procs && procs->empty()) << "it has exited";
   int status = child->wait();
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 3);
+  auto procs = file::read(cg.dir() + "/cgroup.procs");
+  EXPECT_TRUE(procs && procs->empty()) << "reaped, it is gone from the cgroup";
 }
 
 // A "domain invalid" cgroup (the sibling of a threaded one) takes no process (EOPNOTSUPP):
