@@ -189,12 +189,15 @@ struct Running {
 
 // The tenant in our memory where it can do without a copy of us (vfork_child: no page
 // tables copied, no copy-on-write faults in it or in us): it joins the cgroups and takes
-// the final CPU affinity itself while we sleep, then goes on as tenant_main. Not where
-// that would cost more or the kernel refuses it: on cgroup v2 the copy is born in its
-// cgroup (CLONE_INTO_CGROUP), where a join would wait for an RCU grace period, and setns
-// into a time namespace refuses a process that shares its memory (EUSERS).
+// the final CPU affinity itself while we sleep, then goes on as tenant_main; on pure
+// cgroup v2 it is born in its cgroup (clone3 onto our stack, CLONE_INTO_CGROUP). Not where
+// that would cost more or the kernel refuses it: on v2 without that clone3
+// (kCanShareMemoryIntoCgroup) the copy is born in its cgroup, where a join would wait for
+// an RCU grace period, and setns into a time namespace refuses a process that shares its
+// memory (EUSERS).
 bool tenant_shares_memory(const TenantConfig& t, const std::optional<cgroups::Manager>& cg) {
-  if (!container::process::kCanShareMemory || (cg && cg->v2_dir_fd() >= 0)) return false;
+  if (!container::process::kCanShareMemory) return false;
+  if (cg && cg->v2_dir_fd() >= 0 && !container::process::kCanShareMemoryIntoCgroup) return false;
   return std::find(t.join_types.begin(), t.join_types.end(), "time") == t.join_types.end();
 }
 
@@ -235,7 +238,7 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
     return container::process::tenant_main(t);
   };
   auto join_then_enter = [&] {
-    if (auto st = join_from_tenant(t, cg); !st) {
+    if (auto st = *in_cgroup ? ok() : join_from_tenant(t, cg); !st) {
       (void)container::process::send_error(child_sync, st.error());
       return 1;
     }
@@ -254,7 +257,7 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
     }
     t.after_v1_join = [&] { return final_affinity(t); };
     container::SharedChildCheck check([&cg] { return cg ? cg->held_fds() : std::vector<int>{}; });
-    auto shared = container::process::vfork_child(0, join_then_enter);
+    auto shared = container::process::vfork_child(0, join_then_enter, cg ? cg->v2_dir_fd() : -1, in_cgroup);
     if (shared) {
       BERTH_TRY(check.verify());
       return shared;
@@ -294,7 +297,9 @@ Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& c
   socks.second.reset();
   if (t.parent_asleep) {
     // Back once the tenant has exited: its kPid (or kError) waits in the socket.
-    log::debug("exec: tenant " + std::to_string(r.tenant.pid()) + " joined its cgroups itself (in our memory)");
+    log::debug("exec: tenant " + std::to_string(r.tenant.pid()) +
+               (in_cgroup ? " born in its cgroup (CLONE_INTO_CGROUP), in our memory"
+                          : " joined its cgroups itself (in our memory)"));
     return r;
   }
   if (cg && !in_cgroup) BERTH_TRY(cg->add_process(r.tenant.pid()));

@@ -194,11 +194,14 @@ Status spawn_init(Launcher& l, BuiltInit& b, UniqueFd fifo) {
 // The direct init's body, in our memory while we sleep. A parent killed in its sleep takes
 // it along (PDEATHSIG), before anything is recorded. It may write our record and our
 // Manager's cgroup files (through the fds open_all opened), and nothing of its own.
-int direct_child(Launcher& l, BuiltInit& b, bool v1_joined) {
+// Born in its cgroup (pure v2, in_cgroup set by vfork_child before it runs), it joins none.
+int direct_child(Launcher& l, BuiltInit& b, bool v1_joined, bool in_cgroup) {
   (void)l.sys.prctl(PR_SET_PDEATHSIG, SIGKILL);
   // cgroup.procs reads a pid in the writer's pid namespace, where ours is 1: "0" is us.
   pid_t pid = process::host_pid_from_proc();  // not 1, as getpid() says here
-  Status st = pid > 0 ? join_cgroups(l.s.cg, 0, v1_joined) : Error::generic("cannot read our pid in /proc/self");
+  Status st = ok();
+  if (pid <= 0) st = Error::generic("cannot read our pid in /proc/self");
+  else if (!in_cgroup) st = join_cgroups(l.s.cg, 0, v1_joined);
   if (st) st = record_pid(*l.s.dir, l.s.record, pid, true);
   if (!st) {
     (void)process::send_error(b.cfg.sync_fd, st.error());
@@ -223,7 +226,9 @@ Result<bool> spawn_init_direct(Launcher& l, BuiltInit& b) {
   bool v1_joined = !cfg.cgroup_tasks.empty();
   SharedChildCheck check([&l] { return l.s.cg.manager ? l.s.cg.manager->held_fds() : std::vector<int>{}; });
   Phases t("create");
-  auto child = process::vfork_child(cfg.clone_flags, [&] { return direct_child(l, b, v1_joined); });
+  bool in_cgroup = false;  // pure v2: born there (vfork_child sets it before the child runs)
+  auto child = process::vfork_child(
+      cfg.clone_flags, [&] { return direct_child(l, b, v1_joined, in_cgroup); }, l.s.cg.v2_fd, &in_cgroup);
   if (!child) {
     cfg.launch = Launch::kInit;
     cfg.cgroup_tasks.clear();  // their fds close with `tasks`
@@ -232,7 +237,8 @@ Result<bool> spawn_init_direct(Launcher& l, BuiltInit& b) {
   socks.second.reset();
   hold_init(l, std::move(*child));
   BERTH_TRY(check.verify());
-  t.mark("init set up and started, in our memory");
+  t.mark(in_cgroup ? "init set up and started, in our memory, born in its cgroup (CLONE_INTO_CGROUP)"
+                   : "init set up and started, in our memory");
   BERTH_TRY(expect_execve(socks.first.get()));
   l.started = true;
   return true;
@@ -249,10 +255,11 @@ bool any_runtime_hook(const spec::Spec& s) {
 
 // Then the init can share our memory while we sleep: it is the only process of its new pid
 // namespace until its execve (a joined one is refused below; without one it is in the
-// host's, where it is no more exposed than we are), so nothing of a container sees it. Not
-// on pure cgroup v2 (clone(2) has no CLONE_INTO_CGROUP, and a join of its own would wait
-// for an RCU grace period), with the systemd driver (a D-Bus call), a new time namespace
-// (clone3 only) or the sanitizers.
+// host's, where it is no more exposed than we are), so nothing of a container sees it. On
+// pure cgroup v2 it is born in its cgroup (clone3 onto our stack, CLONE_INTO_CGROUP; a
+// join of its own would wait for an RCU grace period), so not where that clone3 is not
+// built. Not with the systemd driver (a D-Bus call), a new time namespace (clone3 only) or
+// the sanitizers.
 bool direct_possible(const spec::Spec& s, const process::InitConfig& cfg, const DirectFacts& f) {
   if (!f.start_now || !f.can_share_memory) return false;
   if (s.process->terminal || f.console_socket || any_runtime_hook(s)) return false;
@@ -260,7 +267,8 @@ bool direct_possible(const spec::Spec& s, const process::InitConfig& cfg, const 
   if (f.net_moves || cfg.wants_runtime_hooks || cfg.sources_from_runtime) return false;
   if (cfg.launch != Launch::kInit || !cfg.ns || !cfg.ns->joins.empty()) return false;
   if (((cfg.clone_flags | cfg.unshare_flags) & (CLONE_NEWUSER | CLONE_NEWTIME)) || f.creates_userns) return false;
-  return !f.systemd && !f.pure_v2 && !f.ldconfig_fill;
+  if (f.pure_v2 && !f.can_share_memory_into_cgroup) return false;
+  return !f.systemd && !f.ldconfig_fill;
 }
 
 DirectFacts direct_facts(const Launcher& l, const BuiltInit& b) {

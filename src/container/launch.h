@@ -39,6 +39,9 @@ struct DirectFacts {
   bool creates_userns = false;  // a new user namespace (its maps are ours to write)
   bool systemd = false;         // --systemd-cgroup: a D-Bus call places the init
   bool pure_v2 = false;         // CLONE_INTO_CGROUP's fd: the clone places it
+  // clone3 onto our stack is built here (x86_64, aarch64): a child in our memory can be
+  // born in a cgroup v2 directory.
+  bool can_share_memory_into_cgroup = process::kCanShareMemoryIntoCgroup;
   bool ldconfig_fill = false;   // a device module's ldconfig cache to fill afterwards
 };
 

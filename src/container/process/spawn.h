@@ -1,10 +1,12 @@
 // clone3 of the container init: the namespace flags at once, CLONE_INTO_CGROUP on cgroup v2
-// (the child is in its final cgroup before it runs a single instruction), CLONE_PIDFD.
+// (the child is in its final cgroup before it runs a single instruction), CLONE_PIDFD; the
+// children that share our memory (vfork_child), born in their v2 cgroup too.
 #pragma once
 
 #include <functional>
 
 #include "berth/result.h"
+#include "container/process/clone3_vm.h"
 #include "util/owned_pid.h"
 
 namespace berth::container::process {
@@ -12,7 +14,9 @@ namespace berth::container::process {
 // Runs `child` in the new process (its return value is the exit status; it must not
 // return into the caller's code). cgroup_fd < 0: no CLONE_INTO_CGROUP. *in_cgroup tells
 // whether the child was placed in the cgroup (the kernel refuses some; then the caller
-// adds the pid itself).
+// adds the pid itself). Where clone3 is refused (ENOSYS, EPERM or E2BIG: an old kernel,
+// a seccomp filter around us, as Docker's profile answered clone3 for a while), a
+// clone(2) copy, which the caller places: not for CLONE_NEWTIME, which is clone3's only.
 Result<OwnedPid> spawn(uint64_t flags, int cgroup_fd, const std::function<int()>& child, bool* in_cgroup);
 // fork() for the second stage and for hook processes: a plain child with a pidfd.
 Result<OwnedPid> fork_child(const std::function<int()>& child);
@@ -37,7 +41,19 @@ inline constexpr bool kCanShareMemory = true;
 #else
 inline constexpr bool kCanShareMemory = true;
 #endif
+// Where vfork_child can also give the child a cgroup v2 directory to be born in: clone3
+// with a stack of ours (clone3_vm.h) exists for this architecture. Elsewhere a pure v2
+// host takes the copies, as before.
+inline constexpr bool kCanShareMemoryIntoCgroup = kCanShareMemory && kHaveClone3OnStack;
 // flags: namespaces the child is born in (clone(2) flags; CLONE_NEWTIME is clone3's only).
-Result<OwnedPid> vfork_child(int flags, const std::function<int()>& child);
+// cgroup_fd >= 0, a cgroup v2 directory (kCanShareMemoryIntoCgroup only): the child is
+// born there by clone3 (CLONE_INTO_CGROUP), where the clone(2) child would have to
+// join by itself. *in_cgroup says whether it was, written before the child runs: the child
+// shares our memory and reads it to know whether to join (the kernel refuses some
+// cgroups: threaded, domain invalid, one with controllers for its children). A clone3
+// that is refused (ENOSYS from an old kernel or a filter around us, EPERM from a filter,
+// E2BIG from a kernel without CLONE_INTO_CGROUP) is an error: callers then take spawn().
+Result<OwnedPid> vfork_child(int flags, const std::function<int()>& child, int cgroup_fd = -1,
+                             bool* in_cgroup = nullptr);
 
 }  // namespace berth::container::process

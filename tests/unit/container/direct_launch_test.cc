@@ -61,7 +61,8 @@ const std::vector<std::pair<const char*, std::function<void(Case&)>>> kCondition
     {"a time namespace unshared", [](Case& c) { c.cfg.unshare_flags |= CLONE_NEWTIME; }},
     {"a new user namespace planned", [](Case& c) { c.f.creates_userns = true; }},
     {"--systemd-cgroup", [](Case& c) { c.f.systemd = true; }},
-    {"pure cgroup v2 (CLONE_INTO_CGROUP)", [](Case& c) { c.f.pure_v2 = true; }},
+    {"pure cgroup v2 without clone3 onto our stack",
+     [](Case& c) { c.f.pure_v2 = true, c.f.can_share_memory_into_cgroup = false; }},
     {"an ldconfig cache to fill", [](Case& c) { c.f.ldconfig_fill = true; }},
 };
 
@@ -71,6 +72,14 @@ TEST(DirectPossible, EachConditionAloneKeepsTheClassicInit) {
     apply(c);
     EXPECT_FALSE(c.possible()) << name;
   }
+}
+
+// Pure cgroup v2 where clone3 onto our stack is built: born in its cgroup, still direct.
+TEST(DirectPossible, PureV2WithClone3OntoOurStackIsDirect) {
+  Case c;
+  c.f.pure_v2 = true;
+  c.f.can_share_memory_into_cgroup = true;
+  EXPECT_TRUE(c.possible());
 }
 
 // Empty hooks (`"hooks": {}`) are no hooks.
