@@ -68,6 +68,8 @@ Result<ContainerFacts> inspect_container(const std::string& rootfs) {
     f.lib_dir = "/usr/lib64";
     f.lib32_dir = root.exists("/usr/lib32") ? "/usr/lib32" : "/usr/lib";
   }
+  f.lib_dir_empty = root.list(f.lib_dir).empty();
+  f.lib32_dir_empty = root.list(f.lib32_dir).empty();
   std::string musl = std::string("/lib/ld-musl-") + kMusl + ".so.1";
   const std::vector<std::string> loader_dirs = {"/lib64", "/lib", "/usr/lib64", "/usr/lib", std::string("/lib/") + kTriplet,
                                                 std::string("/usr/lib/") + kTriplet};

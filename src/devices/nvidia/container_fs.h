@@ -23,6 +23,9 @@ struct CompatLib {
 struct ContainerFacts {
   std::string lib_dir = "/usr/lib64";
   std::string lib32_dir = "/usr/lib32";
+  // Missing or empty in the image (busybox, a distroless image): the driver's tmpfs can go
+  // right there, hiding nothing (see plan_files.cc).
+  bool lib_dir_empty = false, lib32_dir_empty = false;
   Libc libc = Libc::kNone;
   std::string musl_path_file;                     // /etc/ld-musl-x86_64.path
   std::optional<std::string> musl_path_content;   // its content, when it exists

@@ -288,6 +288,7 @@ Result<Edits> nvidia_edits(const spec::Spec& spec, const Request& req, const Nvi
   in.host = host;
   in.driver_root = driver.host_path("/");
   in.proc_mounted = mounts_proc(spec);
+  for (const auto& m : spec.mounts) in.spec_mounts.push_back(m.destination);
   struct stat st;
   in.has_modeset = ::stat(host.dev("/nvidia-modeset").c_str(), &st) == 0;
   if (req.caps & kGraphics)
