@@ -24,13 +24,21 @@ class FreshOverlay {
  public:
   explicit FreshOverlay(Bundle& b) : rootfs_(b.rootfs()) {
     fs::rename(rootfs_, dir_.path() + "/lower");
-    for (const char* d : {"upper", "work"}) fs::create_directories(dir_.path() + "/" + d);
     fs::create_directories(rootfs_);
-    std::string opts = "lowerdir=" + dir_.path() + "/lower,upperdir=" + upper() + ",workdir=" + dir_.path() + "/work";
-    mounted_ = ::mount("overlay", rootfs_.c_str(), "overlay", 0, opts.c_str()) == 0;
+    renew();
   }
   ~FreshOverlay() {
     if (mounted_) ::umount2(rootfs_.c_str(), MNT_DETACH);
+  }
+  // The next container's rootfs: the same image, a new empty upper layer.
+  void renew() {
+    if (mounted_) ::umount2(rootfs_.c_str(), MNT_DETACH);
+    for (const char* d : {"upper", "work"}) {
+      fs::remove_all(dir_.path() + "/" + d);
+      fs::create_directories(dir_.path() + "/" + d);
+    }
+    std::string opts = "lowerdir=" + dir_.path() + "/lower,upperdir=" + upper() + ",workdir=" + dir_.path() + "/work";
+    mounted_ = ::mount("overlay", rootfs_.c_str(), "overlay", 0, opts.c_str()) == 0;
   }
   bool mounted() const { return mounted_; }
   std::string upper() const { return dir_.path() + "/upper"; }
@@ -94,7 +102,9 @@ TEST(GpuOverlay, BusyboxLibrariesGoIntoAReadOnlyTmpfsNotTheUpperLayer) {
 
 // A Debian-like glibc image with files of its own in the lib dir: the driver's libraries go
 // into berth-nvidia inside it, which the drop-in names; ldconfig's cache points the loader
-// there, and the image's own library is still where it was.
+// there, and the image's own library is still where it was. The next container of the
+// image, on a fresh overlay again, takes the stored ld.so.cache (the key describes the
+// tmpfs's names by the edits, not by what the first create left on disk).
 TEST(GpuOverlay, GlibcImageWithAFullLibDirLoadsLibcudaFromBerthsDirectory) {
   ASSERT_FALSE(fixture().empty());
   Runtime rt;
@@ -110,8 +120,9 @@ TEST(GpuOverlay, GlibcImageWithAFullLibDirLoadsLibcudaFromBerthsDirectory) {
   std::string cg = cgroup_for(b, "overlay-glibc");
   FreshOverlay ovl(b);
   ASSERT_TRUE(ovl.mounted()) << "overlayfs: " << std::strerror(errno);
-  GpuRun r = create_start_wait(rt, b, "gpu-ovl-glibc", cg);
+  GpuRun r = create_start_wait(rt, b, "gpu-ovl-glibc", cg, {"--debug"});
   ASSERT_EQ(r.create.code, 0) << r.create.err;
+  EXPECT_TRUE(contains(r.create.err, "ldconfig cache: stored")) << r.create.err;
   ASSERT_TRUE(r.stopped) << "the container did not finish";
   std::string out = read_file(b.rootfs() + "/out");
   EXPECT_TRUE(contains(out, "libcuda " + dir + "/berth-nvidia/libcuda.so.1 cuda 12040\n")) << out;
@@ -125,6 +136,15 @@ TEST(GpuOverlay, GlibcImageWithAFullLibDirLoadsLibcudaFromBerthsDirectory) {
   EXPECT_FALSE(contains(upper, dir + "/berth-nvidia/")) << upper;
   EXPECT_FALSE(contains(upper, "libcuda")) << upper;
   EXPECT_EQ(host_mounts_below(b.rootfs()), "") << "the container's mounts went with it";
+
+  ovl.renew();
+  ASSERT_TRUE(ovl.mounted()) << "overlayfs: " << std::strerror(errno);
+  GpuRun again = create_start_wait(rt, b, "gpu-ovl-glibc-2", cg, {"--debug"});
+  ASSERT_EQ(again.create.code, 0) << again.create.err;
+  ASSERT_TRUE(again.stopped) << "the second container did not finish";
+  EXPECT_TRUE(contains(again.create.err, "ldconfig cache: hit")) << again.create.err;
+  out = read_file(b.rootfs() + "/out");
+  EXPECT_TRUE(contains(out, "libcuda " + dir + "/berth-nvidia/libcuda.so.1 cuda 12040\n")) << out;
 }
 
 }  // namespace
