@@ -1,7 +1,8 @@
-// The driver's libraries on a fresh overlayfs rootfs, as engines give one per container: they
-// and their SONAME links go into a read-only tmpfs of berth's own (the image's empty lib dir,
-// or berth-nvidia inside a full one, named to the loader), so the upper layer gets no entry
-// per library; the image's files stay visible, nothing stays mounted on the host.
+// The driver's files on a fresh overlayfs rootfs, as engines give one per container: the
+// libraries and their SONAME links go into a read-only tmpfs of berth's own (the image's
+// empty lib dir, or berth-nvidia inside a full one, named to the loader), the firmware and
+// the daemons' sockets too where the image has no such directory, so the upper layer gets
+// no entry per file; the image's files stay visible, nothing stays mounted on the host.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 
@@ -74,6 +75,8 @@ TEST(GpuOverlay, BusyboxLibrariesGoIntoAReadOnlyTmpfsNotTheUpperLayer) {
       "[ -f /usr/lib64/libcuda.so.550.54.15 ] && echo 'lib libcuda'; "
       "grep ' /usr/lib64 ' /proc/self/mountinfo | awk '{print \"mnt\", $5, $6, $9}'; "
       "touch /usr/lib64/x 2>/dev/null && echo 'lib dir writable'; "
+      "echo \"fw $(cat /lib/firmware/nvidia/550.54.15/gsp_ga10x.bin)\"; "
+      "[ -S /var/run/nvidia-persistenced/socket ] && echo 'socket persistenced'; "
       "echo \"smi $(nvidia-smi)\"; echo done");
   b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=all");
   std::string cg = cgroup_for(b, "overlay-busybox");
@@ -92,11 +95,15 @@ TEST(GpuOverlay, BusyboxLibrariesGoIntoAReadOnlyTmpfsNotTheUpperLayer) {
               contains(out, "mnt /usr/lib64 ro,nosuid,nodev,noexec tmpfs"))
       << out;
   EXPECT_FALSE(contains(out, "lib dir writable")) << out;
+  EXPECT_TRUE(contains(out, "fw gsp-ga10x")) << out;
+  EXPECT_TRUE(contains(out, "socket persistenced")) << out;
   EXPECT_TRUE(contains(out, "smi nvidia-smi (fake) driver 550.54.15")) << out;
   EXPECT_TRUE(contains(out, "done")) << out;
   std::string upper = ovl.upper_entries();
   EXPECT_TRUE(contains(upper, "/usr/lib64\n")) << "the tmpfs's mount point\n" << upper;
   EXPECT_FALSE(contains(upper, "/usr/lib64/")) << "no library or link in the image's upper layer\n" << upper;
+  EXPECT_FALSE(contains(upper, "/lib/firmware/")) << "nor the firmware's directories and files\n" << upper;
+  EXPECT_FALSE(contains(upper, "/nvidia-persistenced/")) << "nor a socket's mount point\n" << upper;
   EXPECT_EQ(host_mounts_below(b.rootfs()), "") << "the container's mounts went with it";
 }
 

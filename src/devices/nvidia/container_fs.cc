@@ -70,6 +70,8 @@ Result<ContainerFacts> inspect_container(const std::string& rootfs) {
   }
   f.lib_dir_empty = root.list(f.lib_dir).empty();
   f.lib32_dir_empty = root.list(f.lib32_dir).empty();
+  for (const char* d : {"/lib/firmware", "/var/run/nvidia-persistenced", "/var/run/nvidia-fabricmanager"})
+    if (root.list(d).empty()) f.empty_own_dirs.insert(d);
   std::string musl = std::string("/lib/ld-musl-") + kMusl + ".so.1";
   const std::vector<std::string> loader_dirs = {"/lib64", "/lib", "/usr/lib64", "/usr/lib", std::string("/lib/") + kTriplet,
                                                 std::string("/usr/lib/") + kTriplet};

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include "berth/result.h"
@@ -26,6 +27,9 @@ struct ContainerFacts {
   // Missing or empty in the image (busybox, a distroless image): the driver's tmpfs can go
   // right there, hiding nothing (see plan_files.cc).
   bool lib_dir_empty = false, lib32_dir_empty = false;
+  // Of the directories only driver files go into (/lib/firmware, the daemons' socket
+  // directories), those missing or empty in the image: a tmpfs of the module's own there.
+  std::set<std::string> empty_own_dirs;
   Libc libc = Libc::kNone;
   std::string musl_path_file;                     // /etc/ld-musl-x86_64.path
   std::optional<std::string> musl_path_content;   // its content, when it exists

@@ -54,6 +54,16 @@ bool spec_mount_within(const PlanInput& in, const std::string& dir) {
   return false;
 }
 
+void add_tmpfs(Edits& e, const std::string& dir) {
+  if (std::find(e.tmpfs.begin(), e.tmpfs.end(), dir) == e.tmpfs.end()) e.tmpfs.push_back(dir);
+}
+
+// /lib/firmware, a daemon's socket directory: where the image has nothing, a tmpfs holds the
+// targets (the firmware's version directories and files, the socket's mount point).
+void own_dir(const PlanInput& in, Edits& e, const std::string& dir) {
+  if (in.ct->empty_own_dirs.count(dir) && !spec_mount_within(in, dir)) add_tmpfs(e, dir);
+}
+
 std::string lines(const std::vector<std::string>& dirs) {
   std::string s;
   for (const auto& d : dirs) s += d + "\n";
@@ -88,16 +98,20 @@ void plan_driver_files(const PlanInput& in, Edits& e) {
     const auto& libs = lib32 ? f.libs32 : f.libs;
     if ((lib32 && !(caps & kCompat32)) || libs.empty()) continue;
     LibraryDir dir = library_dir(in, lib32);
-    if (dir.tmpfs && std::find(e.tmpfs.begin(), e.tmpfs.end(), dir.path) == e.tmpfs.end()) e.tmpfs.push_back(dir.path);
+    if (dir.tmpfs) add_tmpfs(e, dir.path);
     libraries(in, e, libs, dir.path);
   }
   for (const auto& b : f.bins)
     if (b.caps & caps) add_mount(in, e, b.source, b.path, kReadOnly);
+  if (!f.firmware.empty()) own_dir(in, e, "/lib/firmware");
   for (const auto& fw : f.firmware) add_mount(in, e, fw.source, fw.path, kReadOnlyData);
   for (const auto& c : f.configs)
     if (c.caps & caps) add_mount(in, e, c.source, c.path, kReadOnlyData);
-  for (const auto& i : f.ipc)
-    if (i.caps & caps) add_mount(in, e, i.source, i.path, kIpc);
+  for (const auto& i : f.ipc) {
+    if (!(i.caps & caps)) continue;
+    own_dir(in, e, i.path.substr(0, i.path.rfind('/')));
+    add_mount(in, e, i.source, i.path, kIpc);
+  }
 }
 
 void ld_config_edits(const ContainerFacts& ct, const std::vector<std::string>& dirs, const std::string& compat_dir,

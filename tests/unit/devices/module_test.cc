@@ -124,7 +124,7 @@ TEST(NvidiaModule, LibrariesGoIntoATmpfsOfTheirOwn) {
   mounted.spec.mounts.push_back({dir + "/extra", "", "/opt/extra", {"bind"}, {}, {}});
   mounted.env("NVIDIA_VISIBLE_DEVICES=0");
   t = mounted.text();
-  EXPECT_EQ(t.find("tmpfs "), std::string::npos) << t;
+  EXPECT_EQ(t.find("tmpfs /usr/lib"), std::string::npos) << t;
   EXPECT_NE(t.find(" -> " + dir + "/libcuda.so.550.54.15 [ro,nosuid,nodev]"), std::string::npos) << t;
 
   Case bare("2gpu-mig", false, false);  // no loader: the links must be where they always were
@@ -132,7 +132,7 @@ TEST(NvidiaModule, LibrariesGoIntoATmpfsOfTheirOwn) {
   std::ofstream(bare.rootfs + "/usr/lib64/libz.so.1") << "";
   bare.env("NVIDIA_VISIBLE_DEVICES=0");
   t = bare.text();
-  EXPECT_EQ(t.find("tmpfs "), std::string::npos) << t;
+  EXPECT_EQ(t.find("tmpfs /usr/lib"), std::string::npos) << t;
   EXPECT_TRUE(has_line(t, "link /usr/lib64/libcuda.so.1 -> libcuda.so.550.54.15")) << t;
 
   Case musl("2gpu-mig", false, false);
@@ -144,6 +144,28 @@ TEST(NvidiaModule, LibrariesGoIntoATmpfsOfTheirOwn) {
   t = musl.text();
   EXPECT_TRUE(has_line(t, "tmpfs /usr/lib64/berth-nvidia")) << t;
   EXPECT_NE(t.find("/usr/lib64/berth-nvidia\\n\""), std::string::npos) << "in the .path file\n" << t;
+}
+
+// /lib/firmware and the daemons' socket directories get a tmpfs where the image has
+// nothing there; an image's own /lib/firmware, or a spec mount inside it, keeps the
+// per-file mount points.
+TEST(NvidiaModule, FirmwareAndSocketDirectoriesGetATmpfsWhereTheImageHasNone) {
+  Case bare;
+  bare.env("NVIDIA_VISIBLE_DEVICES=0");
+  std::string t = bare.text();
+  EXPECT_TRUE(has_line(t, "tmpfs /lib/firmware")) << t;
+  EXPECT_TRUE(has_line(t, "tmpfs /var/run/nvidia-persistenced")) << t;
+  EXPECT_NE(t.find(" -> /lib/firmware/nvidia/550.54.15/gsp_ga10x.bin [ro,nosuid,nodev,noexec]"), std::string::npos) << t;
+
+  Case image;
+  std::filesystem::create_directories(image.rootfs + "/lib/firmware");
+  std::ofstream(image.rootfs + "/lib/firmware/regulatory.db") << "";
+  image.spec.mounts.push_back({"/var/run/nvidia-persistenced/x", "", "/opt/x", {"bind"}, {}, {}});
+  image.env("NVIDIA_VISIBLE_DEVICES=0");
+  t = image.text();
+  EXPECT_FALSE(has_line(t, "tmpfs /lib/firmware")) << "the image's own firmware stays visible\n" << t;
+  EXPECT_FALSE(has_line(t, "tmpfs /var/run/nvidia-persistenced")) << "a spec mount inside\n" << t;
+  EXPECT_TRUE(has_line(t, "tmpfs /var/run/nvidia-fabricmanager")) << t;
 }
 
 TEST(NvidiaModule, CompatRuleChoosesTheDropIn) {
