@@ -28,7 +28,6 @@ struct PlanInput {
   HostView host;                 // host paths of nodes (bound in user namespaces) and procfs
   std::string driver_root = "/"; // host path of the driver root (realpath)
   bool proc_mounted = true;      // the spec mounts procfs at /proc: mask /proc/driver/nvidia
-  std::vector<std::string> spec_mounts;  // the spec's mount destinations (a tmpfs must not hide one)
   bool has_modeset = false;      // <dev>/nvidia-modeset exists (nvidia-modeset is loaded)
   std::string ldconfig;          // host ldconfig to run inside; "" = none
   bool use_compat = false;       // the compat rule chose ct->compat

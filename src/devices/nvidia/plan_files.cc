@@ -42,14 +42,19 @@ void libraries(const PlanInput& in, Edits& e, const std::vector<DriverFile>& lib
   }
 }
 
-// A spec mount at dir or inside it, which a tmpfs at dir would hide. A destination not
-// written plainly ("..", "//", "/./") counts as one: then the tmpfs is not used.
+// A spec mount at dir or inside it, which a tmpfs at dir would hide: compared as written and
+// as both resolve in the image. A destination not written plainly ("..", "//", "/./")
+// counts as one: then the tmpfs is not used.
 bool spec_mount_within(const PlanInput& in, const std::string& dir) {
-  for (std::string d : in.spec_mounts) {
+  auto r = in.ct->resolved.find(dir);
+  std::vector<std::string> forms = {dir};
+  if (r != in.ct->resolved.end()) forms.push_back(r->second);
+  for (std::string d : in.ct->spec_mounts) {
     if (d.find("..") != std::string::npos || d.find("//") != std::string::npos || d.find("/./") != std::string::npos)
       return true;
     while (d.size() > 1 && d.back() == '/') d.pop_back();
-    if (d == dir || d.compare(0, dir.size() + 1, dir + "/") == 0) return true;
+    for (const auto& f : forms)
+      if (d == f || d.compare(0, f.size() + 1, f + "/") == 0) return true;
   }
   return false;
 }

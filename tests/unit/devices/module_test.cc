@@ -166,6 +166,16 @@ TEST(NvidiaModule, FirmwareAndSocketDirectoriesGetATmpfsWhereTheImageHasNone) {
   EXPECT_FALSE(has_line(t, "tmpfs /lib/firmware")) << "the image's own firmware stays visible\n" << t;
   EXPECT_FALSE(has_line(t, "tmpfs /var/run/nvidia-persistenced")) << "a spec mount inside\n" << t;
   EXPECT_TRUE(has_line(t, "tmpfs /var/run/nvidia-fabricmanager")) << t;
+
+  Case linked;  // /var/run -> /run in the image, the spec mounting at /run/...: still seen
+  std::filesystem::create_directories(linked.rootfs + "/run");
+  std::filesystem::create_directories(linked.rootfs + "/var");
+  std::filesystem::create_symlink("../run", linked.rootfs + "/var/run");
+  linked.spec.mounts.push_back({"/run/nvidia-fabricmanager", "", "/opt/fm", {"bind"}, {}, {}});
+  linked.env("NVIDIA_VISIBLE_DEVICES=0");
+  t = linked.text();
+  EXPECT_FALSE(has_line(t, "tmpfs /var/run/nvidia-fabricmanager")) << "the spec's mount there, through the link\n" << t;
+  EXPECT_TRUE(has_line(t, "tmpfs /var/run/nvidia-persistenced")) << t;
 }
 
 TEST(NvidiaModule, CompatRuleChoosesTheDropIn) {
