@@ -89,7 +89,10 @@ Result<ContainerFacts> inspect_container(const std::string& rootfs, const std::v
   for (const auto& d : {f.lib_dir, f.lib32_dir}) f.resolved[d] = resolve_prefix(root, d);
   for (const auto& m : mounts) {
     f.spec_mounts.push_back(m);
-    if (!m.empty() && m[0] == '/') f.spec_mounts.push_back(resolve_prefix(root, m));
+    // The kernel filesystems every spec mounts are not resolved (a few openat2 each, on
+    // every create): no library, firmware or socket directory is under them.
+    bool kernel = str::starts_with(m, "/proc") || str::starts_with(m, "/dev") || str::starts_with(m, "/sys");
+    if (!m.empty() && m[0] == '/' && !kernel) f.spec_mounts.push_back(resolve_prefix(root, m));
   }
   std::string musl = std::string("/lib/ld-musl-") + kMusl + ".so.1";
   const std::vector<std::string> loader_dirs = {"/lib64", "/lib", "/usr/lib64", "/usr/lib", std::string("/lib/") + kTriplet,
