@@ -1,6 +1,6 @@
 // Folding device-module Edits into the spec and the plan (see extend.h): hooks,
 // linux.netDevices, process.env, additional GIDs, nodes and their cgroup rules, binds,
-// links, files, overlays, ldconfig runs.
+// links, files, overlays, ldconfig runs, the modules' own tmpfs directories.
 #include "container/extend.h"
 
 #include <sys/stat.h>
@@ -9,6 +9,7 @@
 
 #include "linux/paths.h"
 #include "linux/rootfs/options.h"
+#include "linux/selinux.h"
 #include "util/env.h"
 
 namespace berth::container {
@@ -51,7 +52,22 @@ void merge_nodes(const devices::Edits& e, linux::rootfs::RootfsPlan& plan, std::
   rules.insert(rules.end(), e.extra_rules.begin(), e.extra_rules.end());
 }
 
+// A module's own directory (Edits::tmpfs): a tmpfs before its binds and links, read-only
+// at the end (the links are made after the mounts phase), labelled as the spec's tmpfs.
+void merge_tmpfs(const devices::Edits& e, linux::rootfs::RootfsPlan& plan) {
+  for (const auto& t : e.tmpfs) {
+    linux::rootfs::MountStep s;
+    s.source = s.type = "tmpfs";
+    s.destination = linux::clean_path(t);
+    s.opts = linux::rootfs::parse_mount_options({"nosuid", "nodev", "noexec", "mode=0755"});
+    if (!plan.mount_label.empty()) s.opts.data.push_back(linux::context_option(plan.mount_label));
+    s.defer_ro = true;
+    plan.mounts.push_back(std::move(s));
+  }
+}
+
 void merge_mounts(const devices::Edits& e, linux::rootfs::RootfsPlan& plan) {
+  merge_tmpfs(e, plan);
   for (const auto& m : e.mounts) {
     linux::rootfs::MountStep s;
     s.kind = linux::rootfs::MountKind::kBind;

@@ -13,6 +13,7 @@ static void extend(std::vector<T>& a, const std::vector<T>& b) {
 void append(Edits& a, const Edits& b) {
   extend(a.env, b.env);
   extend(a.nodes, b.nodes);
+  extend(a.tmpfs, b.tmpfs);
   extend(a.mounts, b.mounts);
   extend(a.symlinks, b.symlinks);
   extend(a.files, b.files);
@@ -49,6 +50,7 @@ std::string to_text(const Edits& e) {
     line("node " + n.container_path + " " + std::string(1, n.type) + " " + std::to_string(n.major) + ":" +
          std::to_string(n.minor) + " mode=" + octal(n.mode) + " uid=" + std::to_string(n.uid) +
          " gid=" + std::to_string(n.gid) + " access=" + n.access + " host=" + n.host_path);
+  for (const auto& t : e.tmpfs) line("tmpfs " + t);
   for (const auto& m : e.mounts)
     line("mount " + m.host_path + " -> " + m.container_path + " [" + str::join(m.options, ",") + "]");
   for (const auto& l : e.symlinks) line("link " + l.container_path + " -> " + l.target);

@@ -74,6 +74,12 @@ struct StagedHook {
 struct Edits {
   std::vector<std::string> env;             // NAME=value, replacing NAME in process.env
   std::vector<DeviceNode> nodes;
+  // Directories of the module's own (the driver's library directory): each gets a fresh
+  // tmpfs (nosuid, nodev, noexec) before `mounts`, made read-only once the init is done
+  // with it. The mount points and links under it are made in that tmpfs, not in the image:
+  // on a fresh overlayfs rootfs each would be a new entry of the upper layer, 40-130 us
+  // apiece, where the tmpfs costs one directory.
+  std::vector<std::string> tmpfs;
   std::vector<BindMount> mounts;            // after the spec's mounts, in order
   std::vector<Symlink> symlinks;
   std::vector<File> files;
@@ -88,7 +94,7 @@ struct Edits {
   std::map<std::string, spec::NetDevice> net_devices;
 
   bool empty() const {
-    return env.empty() && nodes.empty() && mounts.empty() && symlinks.empty() && files.empty() &&
+    return env.empty() && nodes.empty() && tmpfs.empty() && mounts.empty() && symlinks.empty() && files.empty() &&
            overlays.empty() && additional_gids.empty() && extra_rules.empty() && ldconfig.empty() &&
            hooks.empty() && net_devices.empty();
   }

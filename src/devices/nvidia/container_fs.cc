@@ -56,9 +56,22 @@ std::optional<CompatLib> find_compat(const RootDir& root) {
   return best;
 }
 
+// The path with the image's symlinks followed inside the root: its longest existing
+// prefix resolved, the missing rest appended as written.
+std::string resolve_prefix(const RootDir& root, const std::string& path) {
+  std::string head = path, tail;
+  while (head.size() > 1) {
+    if (auto r = root.resolve(head)) return (*r == "/" ? "" : *r) + tail;
+    auto cut = head.rfind('/');
+    tail = head.substr(cut) + tail;
+    head = cut == 0 ? "/" : head.substr(0, cut);
+  }
+  return path;
+}
+
 }  // namespace
 
-Result<ContainerFacts> inspect_container(const std::string& rootfs) {
+Result<ContainerFacts> inspect_container(const std::string& rootfs, const std::vector<std::string>& mounts) {
   BERTH_ASSIGN(RootDir root, RootDir::open(rootfs).context("inspect the container rootfs"));
   ContainerFacts f;
   if (root.exists("/etc/debian_version")) {
@@ -67,6 +80,19 @@ Result<ContainerFacts> inspect_container(const std::string& rootfs) {
   } else {
     f.lib_dir = "/usr/lib64";
     f.lib32_dir = root.exists("/usr/lib32") ? "/usr/lib32" : "/usr/lib";
+  }
+  f.lib_dir_empty = root.list(f.lib_dir).empty();
+  f.lib32_dir_empty = root.list(f.lib32_dir).empty();
+  for (const char* d : {"/lib/firmware", "/var/run/nvidia-persistenced", "/var/run/nvidia-fabricmanager"})
+    if (root.list(d).empty()) f.empty_own_dirs.insert(d);
+  for (const auto& d : f.empty_own_dirs) f.resolved[d] = resolve_prefix(root, d);
+  for (const auto& d : {f.lib_dir, f.lib32_dir}) f.resolved[d] = resolve_prefix(root, d);
+  for (const auto& m : mounts) {
+    f.spec_mounts.push_back(m);
+    // The kernel filesystems every spec mounts are not resolved (a few openat2 each, on
+    // every create): no library, firmware or socket directory is under them.
+    bool kernel = str::starts_with(m, "/proc") || str::starts_with(m, "/dev") || str::starts_with(m, "/sys");
+    if (!m.empty() && m[0] == '/' && !kernel) f.spec_mounts.push_back(resolve_prefix(root, m));
   }
   std::string musl = std::string("/lib/ld-musl-") + kMusl + ".so.1";
   const std::vector<std::string> loader_dirs = {"/lib64", "/lib", "/usr/lib64", "/usr/lib", std::string("/lib/") + kTriplet,

@@ -270,7 +270,9 @@ Result<Edits> nvidia_edits(const spec::Spec& spec, const Request& req, const Nvi
   BERTH_ASSIGN(in.mig_monitor_gpus, mig_gpus(req.mig_monitor, "NVIDIA_MIG_MONITOR_DEVICES", dev, sel));
   BERTH_ASSIGN(in.imex, imex_channels(req, dev));
   load_mig_minors(host, sel, in, dev);
-  BERTH_ASSIGN(ContainerFacts ct, inspect_container(ctx.rootfs));
+  std::vector<std::string> dests;
+  for (const auto& m : spec.mounts) dests.push_back(m.destination);
+  BERTH_ASSIGN(ContainerFacts ct, inspect_container(ctx.rootfs, dests));
   if (ct.compat && (req.caps & kCompute)) {
     // Only a note-bearing compat libcuda is weighed against the host's CUDA version.
     CompatDecision d = decide_compat(*version, ct.compat->note ? cuda.get() : "", ct.compat->version, ct.compat->note);

@@ -41,6 +41,14 @@ Edits plan_edits(const PlanInput& in);
 // Parts, in their own file (plan_files.cc).
 void plan_driver_files(const PlanInput& in, Edits& e);
 void plan_ld_config(const PlanInput& in, Edits& e);
+// Where the libraries of lib_dir (or of lib32_dir) go, and whether that is a tmpfs of the
+// module's own: lib_dir itself when the image has nothing there; else a directory of berth's
+// inside it when the image's loader is told of it (glibc with ldconfig, musl); else lib_dir.
+struct LibraryDir {
+  std::string path;
+  bool tmpfs = false;
+};
+LibraryDir library_dir(const PlanInput& in, bool lib32);
 // ld.so.conf drop-ins and the ldconfig run for library dirs (compat_dir "" = none), by the
 // image's libc: glibc → drop-ins + ldconfig, musl → its .path file, none → nothing.
 void ld_config_edits(const ContainerFacts& ct, const std::vector<std::string>& dirs, const std::string& compat_dir,

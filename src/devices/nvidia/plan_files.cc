@@ -42,6 +42,33 @@ void libraries(const PlanInput& in, Edits& e, const std::vector<DriverFile>& lib
   }
 }
 
+// A spec mount at dir or inside it, which a tmpfs at dir would hide: compared as written and
+// as both resolve in the image. A destination not written plainly ("..", "//", "/./")
+// counts as one: then the tmpfs is not used.
+bool spec_mount_within(const PlanInput& in, const std::string& dir) {
+  auto r = in.ct->resolved.find(dir);
+  std::vector<std::string> forms = {dir};
+  if (r != in.ct->resolved.end()) forms.push_back(r->second);
+  for (std::string d : in.ct->spec_mounts) {
+    if (d.find("..") != std::string::npos || d.find("//") != std::string::npos || d.find("/./") != std::string::npos)
+      return true;
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    for (const auto& f : forms)
+      if (d == f || d.compare(0, f.size() + 1, f + "/") == 0) return true;
+  }
+  return false;
+}
+
+void add_tmpfs(Edits& e, const std::string& dir) {
+  if (std::find(e.tmpfs.begin(), e.tmpfs.end(), dir) == e.tmpfs.end()) e.tmpfs.push_back(dir);
+}
+
+// /lib/firmware, a daemon's socket directory: where the image has nothing, a tmpfs holds the
+// targets (the firmware's version directories and files, the socket's mount point).
+void own_dir(const PlanInput& in, Edits& e, const std::string& dir) {
+  if (in.ct->empty_own_dirs.count(dir) && !spec_mount_within(in, dir)) add_tmpfs(e, dir);
+}
+
 std::string lines(const std::vector<std::string>& dirs) {
   std::string s;
   for (const auto& d : dirs) s += d + "\n";
@@ -50,18 +77,46 @@ std::string lines(const std::vector<std::string>& dirs) {
 
 }  // namespace
 
+// The libraries and their SONAME links are mount points and links in a directory; on a
+// fresh overlayfs rootfs (what every engine gives a container) each is a new entry of the
+// upper layer. A tmpfs of the module's own holds them instead: lib_dir itself where the
+// image has nothing there, or <lib_dir>/berth-nvidia, named to the loader by the drop-in
+// and the ld.so.cache ldconfig makes (or the musl .path file). An image whose loader would
+// not be told (no libc found, glibc without an ldconfig to run) keeps them in lib_dir.
+LibraryDir library_dir(const PlanInput& in, bool lib32) {
+  const ContainerFacts& ct = *in.ct;
+  LibraryDir d{lib32 ? ct.lib32_dir : ct.lib_dir, false};
+  if (spec_mount_within(in, d.path)) return d;
+  if (lib32 ? ct.lib32_dir_empty : ct.lib_dir_empty) {
+    d.tmpfs = true;
+    return d;
+  }
+  bool told = (ct.libc == Libc::kGlibc && !in.ldconfig.empty()) || ct.libc == Libc::kMusl;
+  if (!told) return d;
+  return {d.path + "/berth-nvidia", true};
+}
+
 void plan_driver_files(const PlanInput& in, Edits& e) {
   const DriverFiles& f = *in.files;
   uint32_t caps = in.req->caps;
-  libraries(in, e, f.libs, in.ct->lib_dir);
-  if (caps & kCompat32) libraries(in, e, f.libs32, in.ct->lib32_dir);
+  for (bool lib32 : {false, true}) {
+    const auto& libs = lib32 ? f.libs32 : f.libs;
+    if ((lib32 && !(caps & kCompat32)) || libs.empty()) continue;
+    LibraryDir dir = library_dir(in, lib32);
+    if (dir.tmpfs) add_tmpfs(e, dir.path);
+    libraries(in, e, libs, dir.path);
+  }
   for (const auto& b : f.bins)
     if (b.caps & caps) add_mount(in, e, b.source, b.path, kReadOnly);
+  if (!f.firmware.empty()) own_dir(in, e, "/lib/firmware");
   for (const auto& fw : f.firmware) add_mount(in, e, fw.source, fw.path, kReadOnlyData);
   for (const auto& c : f.configs)
     if (c.caps & caps) add_mount(in, e, c.source, c.path, kReadOnlyData);
-  for (const auto& i : f.ipc)
-    if (i.caps & caps) add_mount(in, e, i.source, i.path, kIpc);
+  for (const auto& i : f.ipc) {
+    if (!(i.caps & caps)) continue;
+    own_dir(in, e, i.path.substr(0, i.path.rfind('/')));
+    add_mount(in, e, i.source, i.path, kIpc);
+  }
 }
 
 void ld_config_edits(const ContainerFacts& ct, const std::vector<std::string>& dirs, const std::string& compat_dir,
@@ -91,8 +146,8 @@ void ld_config_edits(const ContainerFacts& ct, const std::vector<std::string>& d
 }
 
 void plan_ld_config(const PlanInput& in, Edits& e) {
-  std::vector<std::string> dirs = {in.ct->lib_dir};
-  if ((in.req->caps & kCompat32) && !in.files->libs32.empty()) dirs.push_back(in.ct->lib32_dir);
+  std::vector<std::string> dirs = {library_dir(in, false).path};
+  if ((in.req->caps & kCompat32) && !in.files->libs32.empty()) dirs.push_back(library_dir(in, true).path);
   std::string compat = in.use_compat && in.ct->compat ? in.ct->compat->dir : "";
   ld_config_edits(*in.ct, dirs, compat, in.ldconfig, "01-berth-nvidia.conf", e);
 }

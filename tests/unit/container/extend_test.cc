@@ -3,6 +3,7 @@
 #include "container/extend.h"
 
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 
 namespace berth::container {
 namespace {
@@ -46,6 +47,36 @@ TEST(MergeEdits, NodesInABoundDevAreOnlyCheckedAndLinksThereLeftToTheSource) {
   ASSERT_EQ(m.rules.size(), 2u) << "the cgroup still allows them";
   ASSERT_EQ(m.plan.links.size(), 1u);
   EXPECT_EQ(m.plan.links[0].path, "/usr/lib/libcuda.so");
+}
+
+TEST(MergeEdits, AModulesTmpfsComesBeforeItsBindsAndIsReadOnlyAtTheEnd) {
+  Merged m;
+  m.plan.mounts.push_back({});  // a spec mount: stays first
+  m.plan.mounts[0].destination = "/proc";
+  devices::Edits e;
+  e.tmpfs = {"/usr/lib64/"};
+  e.mounts = {{"/host/libcuda.so.1", "/usr/lib64/libcuda.so.1", {"ro", "nosuid", "nodev"}}};
+  merge_edits(e, m.plan, m.process, m.rules, false);
+  ASSERT_EQ(m.plan.mounts.size(), 3u);
+  EXPECT_EQ(m.plan.mounts[0].destination, "/proc");
+  const auto& t = m.plan.mounts[1];
+  EXPECT_EQ(t.destination, "/usr/lib64");
+  EXPECT_EQ(t.type, "tmpfs");
+  EXPECT_EQ(t.kind, linux::rootfs::MountKind::kFilesystem);
+  EXPECT_TRUE(t.defer_ro) << "read-only once the links are made";
+  EXPECT_EQ(t.opts.flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC), static_cast<unsigned long>(MS_NOSUID | MS_NODEV | MS_NOEXEC));
+  EXPECT_EQ(m.plan.mounts[2].destination, "/usr/lib64/libcuda.so.1");
+  EXPECT_EQ(m.plan.mounts[2].kind, linux::rootfs::MountKind::kBind);
+}
+
+TEST(MergeEdits, AModulesTmpfsCarriesTheMountLabel) {
+  Merged m;
+  m.plan.mount_label = "system_u:object_r:container_file_t:s0:c1,c2";
+  devices::Edits e;
+  e.tmpfs = {"/usr/lib64"};
+  merge_edits(e, m.plan, m.process, m.rules, false);
+  ASSERT_EQ(m.plan.mounts.size(), 1u);
+  EXPECT_EQ(m.plan.mounts[0].opts.data_string(), "mode=0755,context=\"system_u:object_r:container_file_t:s0:c1,c2\"");
 }
 
 spec::Spec with_netns() {

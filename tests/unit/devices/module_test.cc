@@ -93,6 +93,91 @@ TEST(NvidiaModule, GoldenNoneOnMuslAndNoLibc) {
   test::expect_golden(bare.text(), "utility-nolibc-noproc.txt");
 }
 
+bool has_line(const std::string& text, const std::string& line) { return ("\n" + text).find("\n" + line + "\n") != std::string::npos; }
+
+// The libraries and SONAME links go into a tmpfs of the module's own, not into the image:
+// the image's lib dir itself where it is empty, berth-nvidia inside it where the image's
+// loader is told (glibc with ldconfig, musl); per-file binds where it would not be.
+TEST(NvidiaModule, LibrariesGoIntoATmpfsOfTheirOwn) {
+  const std::string dir = "/usr/lib/x86_64-linux-gnu";
+  Case empty;
+  empty.env("NVIDIA_VISIBLE_DEVICES=0");
+  std::string t = empty.text();
+  EXPECT_TRUE(has_line(t, "tmpfs " + dir)) << t;
+  EXPECT_TRUE(has_line(t, "link " + dir + "/libcuda.so.1 -> libcuda.so.550.54.15")) << t;
+
+  Case full;  // glibc, a lib dir with the image's own files: hidden by nothing
+  std::filesystem::create_directories(full.rootfs + dir);
+  std::ofstream(full.rootfs + dir + "/libz.so.1") << "";
+  full.env("NVIDIA_VISIBLE_DEVICES=0");
+  t = full.text();
+  const std::string own = dir + "/berth-nvidia";
+  EXPECT_TRUE(has_line(t, "tmpfs " + own)) << t;
+  EXPECT_FALSE(has_line(t, "tmpfs " + dir)) << t;
+  EXPECT_TRUE(has_line(t, "link " + own + "/libcuda.so.1 -> libcuda.so.550.54.15")) << t;
+  EXPECT_NE(t.find(" -> " + own + "/libcuda.so.550.54.15 [ro,nosuid,nodev]"), std::string::npos) << t;
+  EXPECT_EQ(t.find(" -> " + dir + "/libcuda"), std::string::npos) << t;
+  EXPECT_NE(t.find("file /etc/ld.so.conf.d/01-berth-nvidia.conf mode=0644 \"" + own + "\\n\""), std::string::npos) << t;
+  EXPECT_NE(t.find(" " + own + "\n"), std::string::npos) << "on ldconfig's command line\n" << t;
+
+  Case mounted;  // a spec mount inside the empty lib dir: a tmpfs there would hide it
+  mounted.spec.mounts.push_back({dir + "/extra", "", "/opt/extra", {"bind"}, {}, {}});
+  mounted.env("NVIDIA_VISIBLE_DEVICES=0");
+  t = mounted.text();
+  EXPECT_EQ(t.find("tmpfs /usr/lib"), std::string::npos) << t;
+  EXPECT_NE(t.find(" -> " + dir + "/libcuda.so.550.54.15 [ro,nosuid,nodev]"), std::string::npos) << t;
+
+  Case bare("2gpu-mig", false, false);  // no loader: the links must be where they always were
+  std::filesystem::create_directories(bare.rootfs + "/usr/lib64");
+  std::ofstream(bare.rootfs + "/usr/lib64/libz.so.1") << "";
+  bare.env("NVIDIA_VISIBLE_DEVICES=0");
+  t = bare.text();
+  EXPECT_EQ(t.find("tmpfs /usr/lib"), std::string::npos) << t;
+  EXPECT_TRUE(has_line(t, "link /usr/lib64/libcuda.so.1 -> libcuda.so.550.54.15")) << t;
+
+  Case musl("2gpu-mig", false, false);
+  std::filesystem::create_directories(musl.rootfs + "/lib");
+  std::filesystem::create_directories(musl.rootfs + "/usr/lib64");
+  std::ofstream(musl.rootfs + "/lib/ld-musl-x86_64.so.1") << "";
+  std::ofstream(musl.rootfs + "/usr/lib64/libz.so.1") << "";
+  musl.env("NVIDIA_VISIBLE_DEVICES=0");
+  t = musl.text();
+  EXPECT_TRUE(has_line(t, "tmpfs /usr/lib64/berth-nvidia")) << t;
+  EXPECT_NE(t.find("/usr/lib64/berth-nvidia\\n\""), std::string::npos) << "in the .path file\n" << t;
+}
+
+// /lib/firmware and the daemons' socket directories get a tmpfs where the image has
+// nothing there; an image's own /lib/firmware, or a spec mount inside it, keeps the
+// per-file mount points.
+TEST(NvidiaModule, FirmwareAndSocketDirectoriesGetATmpfsWhereTheImageHasNone) {
+  Case bare;
+  bare.env("NVIDIA_VISIBLE_DEVICES=0");
+  std::string t = bare.text();
+  EXPECT_TRUE(has_line(t, "tmpfs /lib/firmware")) << t;
+  EXPECT_TRUE(has_line(t, "tmpfs /var/run/nvidia-persistenced")) << t;
+  EXPECT_NE(t.find(" -> /lib/firmware/nvidia/550.54.15/gsp_ga10x.bin [ro,nosuid,nodev,noexec]"), std::string::npos) << t;
+
+  Case image;
+  std::filesystem::create_directories(image.rootfs + "/lib/firmware");
+  std::ofstream(image.rootfs + "/lib/firmware/regulatory.db") << "";
+  image.spec.mounts.push_back({"/var/run/nvidia-persistenced/x", "", "/opt/x", {"bind"}, {}, {}});
+  image.env("NVIDIA_VISIBLE_DEVICES=0");
+  t = image.text();
+  EXPECT_FALSE(has_line(t, "tmpfs /lib/firmware")) << "the image's own firmware stays visible\n" << t;
+  EXPECT_FALSE(has_line(t, "tmpfs /var/run/nvidia-persistenced")) << "a spec mount inside\n" << t;
+  EXPECT_TRUE(has_line(t, "tmpfs /var/run/nvidia-fabricmanager")) << t;
+
+  Case linked;  // /var/run -> /run in the image, the spec mounting at /run/...: still seen
+  std::filesystem::create_directories(linked.rootfs + "/run");
+  std::filesystem::create_directories(linked.rootfs + "/var");
+  std::filesystem::create_symlink("../run", linked.rootfs + "/var/run");
+  linked.spec.mounts.push_back({"/run/nvidia-fabricmanager", "", "/opt/fm", {"bind"}, {}, {}});
+  linked.env("NVIDIA_VISIBLE_DEVICES=0");
+  t = linked.text();
+  EXPECT_FALSE(has_line(t, "tmpfs /var/run/nvidia-fabricmanager")) << "the spec's mount there, through the link\n" << t;
+  EXPECT_TRUE(has_line(t, "tmpfs /var/run/nvidia-persistenced")) << t;
+}
+
 TEST(NvidiaModule, CompatRuleChoosesTheDropIn) {
   for (const auto& [image, used] : std::vector<std::pair<std::string, bool>>{
            {"compat-note", true}, {"compat-plain", true}, {"compat-unlisted", false}, {"compat-old", false}}) {
