@@ -74,7 +74,7 @@ Status create_steps(Creation& c) {
   BERTH_TRY(container::launch_init(c.l, *built));
   t.mark("init ready");
   if (built->ldconfig_fill) {
-    devices::fill_ldconfig_cache(*built->ldconfig_fill);
+    devices::nvidia::fill_ldconfig_cache(*built->ldconfig_fill);
     t.mark("ldconfig cache filled");
   }
   BERTH_TRY(c.s.dir->write_record(c.s.record));

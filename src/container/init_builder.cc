@@ -215,7 +215,7 @@ Result<std::unique_ptr<BuiltInit>> build_init(spec::Spec& spec, const CreateOpti
   // before anything below reads them; the rest extends the plan further down.
   BERTH_ASSIGN(devices::Edits edits, collect_device_edits(spec, {rootfs, o.root, b->ns.has(CLONE_NEWUSER)}));
   BERTH_ASSIGN(b->spec_changed, merge_spec_edits(edits, spec));
-  b->ldconfig_fill = devices::use_ldconfig_cache(edits, spec, rootfs, o.root);
+  b->ldconfig_fill = devices::nvidia::use_ldconfig_cache(edits, spec, rootfs, o.root);
   process::InitConfig& c = b->cfg;
   c.process = *spec.process;
   c.container_id = o.id;

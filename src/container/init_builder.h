@@ -23,7 +23,7 @@ struct BuiltInit {
   std::vector<spec::DeviceRule> device_rules;  // added by device modules, for the cgroup
   bool spec_changed = false;  // device modules added hooks or linux.netDevices to the spec
   // A device module's ldconfig run missed the ld.so.cache cache: stored after the init ran it.
-  std::optional<devices::LdconfigFill> ldconfig_fill;
+  std::optional<devices::nvidia::LdconfigFill> ldconfig_fill;
 };
 
 // `rootfs` is the absolute host path of root.path. The cgroup mount view is filled in by

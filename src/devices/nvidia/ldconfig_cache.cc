@@ -15,7 +15,7 @@
 #include "util/log.h"
 #include "util/sha256.h"
 
-namespace berth::devices {
+namespace berth::devices::nvidia {
 namespace {
 
 constexpr std::string_view kMagic = "berth-ldconfig-cache 1\n";
@@ -136,4 +136,4 @@ void fill_ldconfig_cache(const LdconfigFill& f) {
   log::debug("ldconfig cache: stored " + f.digest);
 }
 
-}  // namespace berth::devices
+}  // namespace berth::devices::nvidia

@@ -24,7 +24,7 @@
 #include "berth/spec.h"
 #include "devices/edits.h"
 
-namespace berth::devices {
+namespace berth::devices::nvidia {
 
 struct LdconfigKey {
   std::string text;    // the inputs, one per line (--debug, tests)
@@ -67,4 +67,4 @@ Result<std::string> decode_ldcache_entry(const std::string& digest, std::string_
 
 inline std::string ldconfig_cache_dir(const std::string& state_root) { return state_root + "/.ldconfig-cache"; }
 
-}  // namespace berth::devices
+}  // namespace berth::devices::nvidia

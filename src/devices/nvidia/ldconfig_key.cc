@@ -15,7 +15,7 @@
 #include "util/sha256.h"
 #include "util/strings.h"
 
-namespace berth::devices {
+namespace berth::devices::nvidia {
 namespace {
 
 #if defined(__aarch64__)
@@ -311,4 +311,4 @@ Status check_ldcache_value(std::string_view bytes, const LdconfigKey& key) {
   return ok();
 }
 
-}  // namespace berth::devices
+}  // namespace berth::devices::nvidia

@@ -19,7 +19,7 @@
 #include "devices/nvidia/ldcache.h"
 #include "util/file.h"
 
-namespace berth::devices {
+namespace berth::devices::nvidia {
 namespace {
 
 namespace fs = std::filesystem;
@@ -258,9 +258,9 @@ TEST_F(LdconfigKeyTest, NotFilledFromASymlinkOrAChangedImage) {
 }
 
 }  // namespace
-}  // namespace berth::devices
+}  // namespace berth::devices::nvidia
 
-namespace berth::devices {
+namespace berth::devices::nvidia {
 namespace {
 
 // What the key costs on a distribution-sized library directory (1,000 libraries and 1,000
@@ -282,4 +282,4 @@ TEST_F(LdconfigKeyTest, KeyTimingOnABigLibraryDirectory) {
 }
 
 }  // namespace
-}  // namespace berth::devices
+}  // namespace berth::devices::nvidia
