@@ -6,7 +6,9 @@
 #          of contrib/systemd) and powers off, the second checks it was made at boot
 #          (guest-seal.sh);
 #   bench: one boot: create+start+delete with --systemd-cgroup for berth, runc and crun
-#          (contrib/bench/systemd.sh, via guest-bench.sh).
+#          (contrib/bench/systemd.sh, via guest-bench.sh), both cgroup drivers side by side
+#          (contrib/bench/drivers.sh) and berth's systemd-driver cycle call by call;
+#          BERTH_VM_BENCH="vmsd.cycles=N vmsd.rounds=N" sizes it (15 and 20 by default).
 #
 #   disk.sh --suite seal|bench --berth PATH [--work DIR] [--timeout S]   (S: per boot)
 #
@@ -46,7 +48,7 @@ boot() { # LOG DONE
   # no_timer_check: see run.sh (a loaded host's TCG guest can miss the IO-APIC timer check)
   nice qemu-system-x86_64 -nodefaults -no-user-config -accel tcg -m 1536 -smp 2 -display none -no-reboot \
     -serial "file:$1" -kernel "$work/boot/vmlinux" -initrd "$work/boot/initrd.gz" \
-    -append "console=ttyS0 root=/dev/vda rw panic=-1 quiet no_timer_check systemd.unified_cgroup_hierarchy=1 vmsd.suite=$suite" \
+    -append "console=ttyS0 root=/dev/vda rw panic=-1 quiet no_timer_check systemd.unified_cgroup_hierarchy=1 vmsd.suite=$suite ${BERTH_VM_BENCH:-}" \
     -drive "file=$disk,format=raw,if=virtio,cache=writeback" </dev/null &
   qpid=$!
   trap 'kill $qpid 2>/dev/null; rm -f "$disk"; exit 130' INT TERM
