@@ -120,7 +120,7 @@ Status remove_cgroups(const std::map<std::string, std::string>& paths, bool syst
     if (unit.empty()) return Error::generic("systemd cgroup driver: no unit named by the container's cgroup paths");
     // A rootless container's unit is its user's manager's (see in_user_manager).
     BERTH_ASSIGN(auto bus, cgroups::systemd::connect_bus(cgroups::systemd::in_user_manager(paths.begin()->second)));
-    BERTH_TRY(cgroups::systemd::kill_and_stop(*bus, unit, paths));
+    BERTH_TRY(cgroups::systemd::remove_unit(*bus, unit, paths));
   }
   BERTH_ASSIGN(auto m, cgroups::Manager::load(paths));
   return m.destroy();
