@@ -179,6 +179,16 @@ Status remove_unit(Bus& bus, const std::string& name, const std::map<std::string
   return ok();
 }
 
+bool unit_gone(const std::string& name, const std::map<std::string, std::string>& paths,
+               const std::string& transient_dir) {
+  if (!pruned(paths)) return false;
+  // The folder is there on every systemd that writes one (it made the unit's file there):
+  // without it, nothing is known and the bus is asked.
+  struct stat st;
+  if (::lstat(transient_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  return ::lstat((transient_dir + "/" + name).c_str(), &st) != 0 && errno == ENOENT;
+}
+
 Result<Manager> start(Bus& bus, const Plan& p, pid_t pid, const std::map<std::string, std::string>& annotations) {
   PropertyOptions o;
   o.v2 = p.v2;

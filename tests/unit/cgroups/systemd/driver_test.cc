@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -378,6 +379,25 @@ TEST(SystemdDriver, DeleteStopsOnlyAUnitWhoseCgroupIsThere) {
   FakeBus none;  // paths that name no hierarchy systemd tracks units in: stopped as before
   ASSERT_TRUE(remove_unit(none, "x.scope", {{"cpu", "/nonexistent/x.scope"}}));
   EXPECT_EQ(none.log[0], "stop x.scope");
+}
+
+// delete connects only while systemd still holds the unit: its cgroup there, or the unit
+// still loaded (its transient file there: a failed unit, or one not yet freed).
+TEST(SystemdDriver, AUnitIsGoneOnlyWithItsCgroupAndItsTransientFile) {
+  Fixture f(Layout::kV2);
+  auto p = plan(f.cfg);
+  ASSERT_TRUE(p);
+  auto paths = Manager::planned_paths(p->files);
+  ASSERT_TRUE(paths);
+  const std::string dir = f.tree.root() + "/run/systemd/transient";
+  EXPECT_FALSE(unit_gone("docker-abc.scope", *paths, dir));  // no such folder: unknown
+  std::filesystem::create_directories(dir);
+  EXPECT_TRUE(unit_gone("docker-abc.scope", *paths, dir));
+  f.tree.write("run/systemd/transient/docker-abc.scope", "[Scope]\n");
+  EXPECT_FALSE(unit_gone("docker-abc.scope", *paths, dir));  // still loaded (perhaps failed)
+  ::unlink((dir + "/docker-abc.scope").c_str());
+  f.tree.add_cgroup("/system.slice/docker-abc.scope");
+  EXPECT_FALSE(unit_gone("docker-abc.scope", *paths, dir));  // still running
 }
 
 TEST(SystemdDriver, UnitOfAndVersion) {
