@@ -119,8 +119,13 @@ Status remove_cgroups(const std::map<std::string, std::string>& paths, bool syst
     std::string unit = cgroups::systemd::unit_of(paths);
     if (unit.empty()) return Error::generic("systemd cgroup driver: no unit named by the container's cgroup paths");
     // A rootless container's unit is its user's manager's (see in_user_manager).
-    BERTH_ASSIGN(auto bus, cgroups::systemd::connect_bus(cgroups::systemd::in_user_manager(paths.begin()->second)));
-    BERTH_TRY(cgroups::systemd::kill_and_stop(*bus, unit, paths));
+    bool user = cgroups::systemd::in_user_manager(paths.begin()->second);
+    // A unit systemd stopped and freed already (the container's processes ended) leaves
+    // nothing to ask: no connection (the dearest part of such a delete).
+    if (user || !cgroups::systemd::unit_gone(unit, paths)) {
+      BERTH_ASSIGN(auto bus, cgroups::systemd::connect_bus(user));
+      BERTH_TRY(cgroups::systemd::remove_unit(*bus, unit, paths));
+    }
   }
   BERTH_ASSIGN(auto m, cgroups::Manager::load(paths));
   return m.destroy();

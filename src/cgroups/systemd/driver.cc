@@ -2,6 +2,8 @@
 // (see driver.h). linux.cgroupsPath, linux.resources, annotations org.systemd.property.*.
 #include "cgroups/systemd/driver.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <limits>
 
@@ -142,6 +144,21 @@ Status stop_unit(Bus& bus, const std::string& name) {
   return ok();
 }
 
+namespace {
+
+// Whether systemd has pruned the unit's cgroup: it removes it when the unit stops (dead or
+// failed), and keeps it while the unit is active. Asked of the hierarchy systemd tracks
+// units in (the unified one, else name=systemd); false when the paths name neither.
+bool pruned(const std::map<std::string, std::string>& paths) {
+  auto it = paths.find("");
+  if (it == paths.end()) it = paths.find("name=systemd");
+  if (it == paths.end()) return false;
+  struct stat st;
+  return ::lstat(it->second.c_str(), &st) != 0 && errno == ENOENT;
+}
+
+}  // namespace
+
 Status kill_and_stop(Bus& bus, const std::string& name, const std::map<std::string, std::string>& paths) {
   // systemd stops a scope with SIGTERM and waits (TimeoutStopSec, 90 s) for it to empty;
   // an init that is PID 1 of its pid namespace ignores SIGTERM, so the stop job would
@@ -150,6 +167,26 @@ Status kill_and_stop(Bus& bus, const std::string& name, const std::map<std::stri
   if (!paths.empty())
     if (auto m = Manager::load(paths)) (void)m->kill();
   return stop_unit(bus, name);
+}
+
+Status remove_unit(Bus& bus, const std::string& name, const std::map<std::string, std::string>& paths) {
+  if (!pruned(paths)) return kill_and_stop(bus, name, paths);
+  // Stopped already (the container's processes ended, so systemd stopped the scope and
+  // removed its cgroup): StopUnit would only make systemd load the unit it unloaded,
+  // searching every unit directory for a file (the dearest exchange of a delete), to stop
+  // nothing. What a stop leaves, a unit neither active nor failed, needs at most the reset.
+  (void)bus.reset_failed_unit(name);
+  return ok();
+}
+
+bool unit_gone(const std::string& name, const std::map<std::string, std::string>& paths,
+               const std::string& transient_dir) {
+  if (!pruned(paths)) return false;
+  // The folder is there on every systemd that writes one (it made the unit's file there):
+  // without it, nothing is known and the bus is asked.
+  struct stat st;
+  if (::lstat(transient_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  return ::lstat((transient_dir + "/" + name).c_str(), &st) != 0 && errno == ENOENT;
 }
 
 Result<Manager> start(Bus& bus, const Plan& p, pid_t pid, const std::map<std::string, std::string>& annotations) {

@@ -53,6 +53,18 @@ Status stop_unit(Bus& bus, const std::string& name);
 // where there is one), then stop_unit: a failed create's or restore's unit, whose init
 // (PID 1 of its pid namespace) would ignore the stop's SIGTERM.
 Status kill_and_stop(Bus& bus, const std::string& name, const std::map<std::string, std::string>& paths);
+// Whether systemd is done with a container's unit, so that delete need not connect at all:
+// its cgroup is pruned (the unit stopped) and the unit itself freed, which is when the
+// manager removes the unit's file from `transient_dir` (a transient unit's file lives there
+// from its start; a failed unit stays loaded, its file with it, until reset). The system
+// manager's folder by default; a user's manager keeps its own.
+inline constexpr const char* kTransientDir = "/run/systemd/transient";
+bool unit_gone(const std::string& name, const std::map<std::string, std::string>& paths,
+               const std::string& transient_dir = kTransientDir);
+// What delete does with a container's unit: kill_and_stop, unless systemd stopped the unit
+// already (its cgroup is gone): then only ResetFailedUnit, for the same end state (a unit
+// neither active nor failed) without the StopUnit that would make systemd load it again.
+Status remove_unit(Bus& bus, const std::string& name, const std::map<std::string, std::string>& paths);
 
 // The whole create step: start the unit with `pid`, then the cgroupfs Manager over its
 // cgroup writes every limit and adds `pid` to the hierarchies systemd left out (v1). On any

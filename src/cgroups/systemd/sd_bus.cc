@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -89,6 +90,24 @@ uint64_t now_usec() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
+// --debug only: how long one exchange with systemd took, "systemd: StartTransientUnit 0.412 ms"
+// (where a --systemd-cgroup call's time goes, docs/performance.md); free without --debug.
+class Timed {
+ public:
+  explicit Timed(const char* what) : what_(what), t0_(log::debug_enabled() ? now_usec() : 0) {}
+  Timed(const Timed&) = delete;
+  ~Timed() {
+    if (t0_ == 0) return;
+    char buf[32];
+    snprintf(buf, sizeof buf, " %.3f ms", static_cast<double>(now_usec() - t0_) / 1e3);
+    log::debug(std::string("systemd: ") + what_ + buf);
+  }
+
+ private:
+  const char* what_;
+  uint64_t t0_;
+};
+
 class Message {
  public:
   Message(const Lib* l, sd_bus_message* m) : l_(l), m_(m) {}
@@ -107,6 +126,7 @@ class SdBus final : public Bus {
   // direct: connected to systemd itself (its private socket), no bus daemon in between.
   SdBus(const Lib* l, sd_bus* bus, bool direct) : l_(l), bus_(bus), direct_(direct) {}
   ~SdBus() override {
+    Timed t("close");
     if (match_) l_->sd_bus_slot_unref(match_);
     l_->sd_bus_flush_close_unref(bus_);
   }
@@ -126,6 +146,7 @@ class SdBus final : public Bus {
   }
 
   Result<std::string> start_transient_unit(const std::string& name, const std::vector<Property>& props) override {
+    Timed t("StartTransientUnit");
     Message m(l_, nullptr);
     BERTH_TRY(new_call("StartTransientUnit", m));
     BERTH_TRY(append_str(m, name));
@@ -137,6 +158,7 @@ class SdBus final : public Bus {
   }
 
   Result<std::string> stop_unit(const std::string& name) override {
+    Timed t("StopUnit");
     Message m(l_, nullptr);
     BERTH_TRY(new_call("StopUnit", m));
     BERTH_TRY(append_str(m, name));
@@ -145,6 +167,7 @@ class SdBus final : public Bus {
   }
 
   Result<std::string> wait_job(const std::string& job, int timeout_ms) override {
+    Timed t("JobRemoved wait");
     uint64_t deadline = now_usec() + static_cast<uint64_t>(timeout_ms) * 1000u;
     for (;;) {
       if (auto it = done_.find(job); it != done_.end()) return it->second;
@@ -160,6 +183,7 @@ class SdBus final : public Bus {
   }
 
   Status set_unit_properties(const std::string& name, const std::vector<Property>& props) override {
+    Timed t("SetUnitProperties");
     Message m(l_, nullptr);
     BERTH_TRY(new_call("SetUnitProperties", m));
     BERTH_TRY(append_str(m, name));
@@ -171,6 +195,7 @@ class SdBus final : public Bus {
   }
 
   Status reset_failed_unit(const std::string& name) override {
+    Timed t("ResetFailedUnit");
     Message m(l_, nullptr);
     BERTH_TRY(new_call("ResetFailedUnit", m));
     BERTH_TRY(append_str(m, name));
@@ -199,6 +224,7 @@ class SdBus final : public Bus {
 
   // A string property of the Manager (org.freedesktop.DBus.Properties.Get).
   Result<std::string> manager_string(const char* name, const std::string& what) {
+    Timed t(name);
     Message m(l_, nullptr);
     int r = l_->sd_bus_message_new_method_call(bus_, m.out(), kDest, kPath, "org.freedesktop.DBus.Properties", "Get");
     if (r < 0) return Error::sys(-r, "systemd: new call");
@@ -323,7 +349,12 @@ Result<std::unique_ptr<Bus>> connect(bool user) {
   // runc's IsRunningSystemd (sd_booted): /run/systemd/system is a directory.
   if (::lstat("/run/systemd/system", &st) != 0 || !S_ISDIR(st.st_mode))
     return Error::generic("systemd not running on this host, cannot use systemd cgroups manager");
-  BERTH_ASSIGN(const Lib* l, lib());
+  const Lib* l = nullptr;
+  {
+    Timed t("dlopen libsystemd");
+    BERTH_ASSIGN(l, lib());
+  }
+  Timed t("connect");
   sd_bus* bus = user ? nullptr : open_private(l);
   bool direct = bus != nullptr;
   int r = direct ? 0 : user ? l->sd_bus_open_user(&bus) : l->sd_bus_open_system(&bus);

@@ -6,14 +6,17 @@
 #          of contrib/systemd) and powers off, the second checks it was made at boot
 #          (guest-seal.sh);
 #   bench: one boot: create+start+delete with --systemd-cgroup for berth, runc and crun
-#          (contrib/bench/systemd.sh, via guest-bench.sh).
+#          (contrib/bench/systemd.sh, via guest-bench.sh), both cgroup drivers side by side
+#          (contrib/bench/drivers.sh) and berth's systemd-driver cycle call by call;
+#          BERTH_VM_BENCH="vmsd.cycles=N vmsd.rounds=N" sizes it (15 and 20 by default).
 #
-#   disk.sh --suite seal|bench --berth PATH [--work DIR] [--timeout S]   (S: per boot)
+#   disk.sh --suite seal|bench --berth PATH [--work DIR] [--timeout S]   (S: per boot;
+#          900 for seal, 1500 for bench)
 #
 # Exit: 0 pass, 1 fail, 77 skipped (reason printed), 124 timeout, 125 no result.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-suite=; berth=; work=; timeout_s=900
+suite=; berth=; work=; timeout_s=
 while [ $# -gt 0 ]; do
   case $1 in
     --suite) suite=$2; shift 2 ;;
@@ -23,7 +26,8 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 --suite seal|bench --berth PATH [--work DIR] [--timeout S]" >&2; exit 2 ;;
   esac
 done
-case $suite in seal) boots=2 ;; bench) boots=1 ;; *) echo "disk.sh: --suite seal|bench" >&2; exit 2 ;; esac
+# bench: three runtimes under two drivers, 10-12 minutes under TCG on a loaded host
+case $suite in seal) boots=2; : "${timeout_s:=900}" ;; bench) boots=1; : "${timeout_s:=1500}" ;; *) echo "disk.sh: --suite seal|bench" >&2; exit 2 ;; esac
 [ -n "$berth" ] || { echo "disk.sh: --berth is required" >&2; exit 2; }
 [ -n "$work" ] || work=$(cd "$(dirname "$berth")" && pwd)/vm-systemd
 mkdir -p "$work"
@@ -46,7 +50,7 @@ boot() { # LOG DONE
   # no_timer_check: see run.sh (a loaded host's TCG guest can miss the IO-APIC timer check)
   nice qemu-system-x86_64 -nodefaults -no-user-config -accel tcg -m 1536 -smp 2 -display none -no-reboot \
     -serial "file:$1" -kernel "$work/boot/vmlinux" -initrd "$work/boot/initrd.gz" \
-    -append "console=ttyS0 root=/dev/vda rw panic=-1 quiet no_timer_check systemd.unified_cgroup_hierarchy=1 vmsd.suite=$suite" \
+    -append "console=ttyS0 root=/dev/vda rw panic=-1 quiet no_timer_check systemd.unified_cgroup_hierarchy=1 vmsd.suite=$suite ${BERTH_VM_BENCH:-}" \
     -drive "file=$disk,format=raw,if=virtio,cache=writeback" </dev/null &
   qpid=$!
   trap 'kill $qpid 2>/dev/null; rm -f "$disk"; exit 130' INT TERM

@@ -160,6 +160,15 @@ UNIT
   install -m 644 "$here/../../../contrib/systemd/usr-local-bin-berth.mount" "$R/usr/local/share/berth/systemd/"
   install -m 755 "$here/../../../contrib/systemd/install-seal.sh" "$R/usr/local/share/berth/systemd/"
   install -m 755 "$here/../../../contrib/bench/systemd.sh" "$R/usr/local/sbin/berth-bench-systemd"
+  # both cgroup drivers side by side (contrib/bench/drivers.sh) with the timing loop built
+  # static here (the guest has no compiler)
+  B=$R/usr/local/share/berth/bench; mkdir -p "$B"
+  install -m 755 "$here/../../../contrib/bench/drivers.sh" "$B/drivers.sh"
+  install -m 644 "$here/../../../contrib/bench/docker-config.json.in" "$B/"
+  install -m 644 "$here/../../../tests/fixtures/seccomp/docker-default-seccomp.json" "$B/"
+  if command -v cc >/dev/null; then
+    cc -O2 -static -o "$B/driver" "$here/../../../contrib/bench/driver.c" || die "cc -static driver.c failed (libc6-dev)"
+  fi
   install -m 755 "$here/guest-seal.sh" "$R/usr/local/sbin/vm-systemd-seal"
   install -m 755 "$here/guest-bench.sh" "$R/usr/local/sbin/vm-systemd-bench"
 }

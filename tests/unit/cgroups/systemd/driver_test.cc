@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -347,6 +348,56 @@ TEST(SystemdDriver, JobOutcomes) {
     EXPECT_TRUE(stop_unit(bus, "x.scope"));
     EXPECT_EQ(bus.log, std::vector<std::string>{"stop x.scope"});
   }
+}
+
+// delete: a unit whose cgroup systemd removed (its processes ended, so it stopped) is only
+// reset, for a unit left failed; one whose cgroup is there is killed and stopped as before.
+TEST(SystemdDriver, DeleteStopsOnlyAUnitWhoseCgroupIsThere) {
+  for (Layout layout : {Layout::kV2, Layout::kHybrid}) {
+    SCOPED_TRACE(std::string(to_string(layout)));
+    Fixture f(layout);
+    auto p = plan(f.cfg);
+    ASSERT_TRUE(p);
+    auto paths = Manager::planned_paths(p->files);
+    ASSERT_TRUE(paths);
+    FakeBus gone;
+    ASSERT_TRUE(remove_unit(gone, "docker-abc.scope", *paths));
+    EXPECT_EQ(gone.log, std::vector<std::string>{"reset-failed docker-abc.scope"});
+
+    const std::string scope = "/system.slice/docker-abc.scope";
+    f.tree.add_cgroup(scope);
+    std::string kill_file = f.tree.file("", scope, "cgroup.kill");
+    f.tree.write(kill_file, "");
+    FakeBus running;
+    std::string killed_at_stop;
+    running.on_stop = [&] { killed_at_stop = f.tree.read(kill_file); };
+    ASSERT_TRUE(remove_unit(running, "docker-abc.scope", *paths));
+    EXPECT_EQ(killed_at_stop, "1");
+    EXPECT_EQ(running.log, (std::vector<std::string>{"stop docker-abc.scope", "wait 1 30000",
+                                                     "reset-failed docker-abc.scope"}));
+  }
+  FakeBus none;  // paths that name no hierarchy systemd tracks units in: stopped as before
+  ASSERT_TRUE(remove_unit(none, "x.scope", {{"cpu", "/nonexistent/x.scope"}}));
+  EXPECT_EQ(none.log[0], "stop x.scope");
+}
+
+// delete connects only while systemd still holds the unit: its cgroup there, or the unit
+// still loaded (its transient file there: a failed unit, or one not yet freed).
+TEST(SystemdDriver, AUnitIsGoneOnlyWithItsCgroupAndItsTransientFile) {
+  Fixture f(Layout::kV2);
+  auto p = plan(f.cfg);
+  ASSERT_TRUE(p);
+  auto paths = Manager::planned_paths(p->files);
+  ASSERT_TRUE(paths);
+  const std::string dir = f.tree.root() + "/run/systemd/transient";
+  EXPECT_FALSE(unit_gone("docker-abc.scope", *paths, dir));  // no such folder: unknown
+  std::filesystem::create_directories(dir);
+  EXPECT_TRUE(unit_gone("docker-abc.scope", *paths, dir));
+  f.tree.write("run/systemd/transient/docker-abc.scope", "[Scope]\n");
+  EXPECT_FALSE(unit_gone("docker-abc.scope", *paths, dir));  // still loaded (perhaps failed)
+  ::unlink((dir + "/docker-abc.scope").c_str());
+  f.tree.add_cgroup("/system.slice/docker-abc.scope");
+  EXPECT_FALSE(unit_gone("docker-abc.scope", *paths, dir));  // still running
 }
 
 TEST(SystemdDriver, UnitOfAndVersion) {
