@@ -17,19 +17,10 @@
 #include "container/process/spawn.h"
 #include "support/exec_helpers.h"
 #include "support/harness.h"
+#include "support/cgroup2_root.h"
 
 namespace berth::test {
 namespace {
-
-// The cgroup2 hierarchy as the host mounts it ("" when it has none).
-std::string cgroup2_root() {
-  constexpr long kCgroup2Magic = 0x63677270;
-  for (const char* dir : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
-    struct statfs st {};
-    if (::statfs(dir, &st) == 0 && st.f_type == kCgroup2Magic) return dir;
-  }
-  return "";
-}
 
 std::string sh_quoted(const std::string& s) {
   std::string out = "'";

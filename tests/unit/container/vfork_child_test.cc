@@ -23,9 +23,12 @@
 #include "container/process/spawn.h"
 #include "util/file.h"
 #include "util/scope_exit.h"
+#include "support/cgroup2_root.h"
 
 namespace berth::container::process {
 namespace {
+
+using berth::test::cgroup2_root;
 
 // Not built into the sanitizer build (spawn.h): there exec clones a copy as before.
 #define SKIP_WITHOUT_SHARED_MEMORY()                                                      \
@@ -83,17 +86,6 @@ TEST(VforkChild, AForkOfTheChildIsACopy) {
   EXPECT_EQ(child->wait(), 0);
   EXPECT_EQ(grandchild_status, 0);
   EXPECT_EQ(value, 1);
-}
-
-// The cgroup2 hierarchy: /sys/fs/cgroup on a pure v2 host, /sys/fs/cgroup/unified on a
-// hybrid one ("" when there is none).
-std::string cgroup2_root() {
-  constexpr long kCgroup2Magic = 0x63677270;
-  for (const char* dir : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
-    struct statfs st {};
-    if (::statfs(dir, &st) == 0 && st.f_type == kCgroup2Magic) return dir;
-  }
-  return "";
 }
 
 // A cgroup2 directory of the test's own, removed at the end (after the children are reaped).
