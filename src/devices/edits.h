@@ -77,8 +77,8 @@ struct Edits {
   // Directories of the module's own (the driver's library directory): each gets a fresh
   // tmpfs (nosuid, nodev, noexec) before `mounts`, made read-only once the init is done
   // with it. The mount points and links under it are made in that tmpfs, not in the image:
-  // on a fresh overlayfs rootfs each would be a new entry of the upper layer, 40-130 us
-  // apiece, where the tmpfs costs one directory.
+  // on a fresh overlayfs rootfs each would be a new entry of the upper layer, where the
+  // tmpfs costs one directory (docs/gpu.md has the cost of each).
   std::vector<std::string> tmpfs;
   std::vector<BindMount> mounts;            // after the spec's mounts, in order
   std::vector<Symlink> symlinks;
