@@ -22,21 +22,7 @@
 # Containers get cgroupsPath /berth-bench/RT-KIND (cgroupfs) or
 # system.slice:berth-bench:RT-KIND (systemd); state roots in a temporary folder under /run.
 #
-# First figures (the systemd guest: Debian 12, systemd 252, pure v2, 2 vCPUs under qemu TCG
-# on a shared 2-core host, so emulated: ratios only; 15 rounds after 2, spaced; berth/crun
-# and berth/runc are medians of per-round ratios; two runs of the same build, host load
-# about 3.5 and 0.5):
-#   shape                     berth/crun        berth/runc
-#   cgroupfs  run             0.83  0.90        0.41  0.49
-#   cgroupfs  cycle           0.63  0.73        0.45  0.66
-#   cgroupfs  Docker-shaped   0.65  0.57        0.47  0.45
-#   cgroupfs  exec            0.79  0.81        0.35  0.42
-#   systemd   run             0.94  1.01        0.66  0.79
-#   systemd   cycle           0.73  0.69        0.52  0.57
-#   systemd   Docker-shaped   0.59  0.59        0.51  0.47
-#   systemd   exec            0.59  0.79        0.29  0.37
-# Before delete skipped systemd for a unit it had stopped and freed (same guest, load ~5):
-# systemd cycle 0.91 / 0.71, Docker-shaped 0.78 / 0.60 (berth/crun / berth/runc).
+# The figures, with the machine and the method: docs/performance.md, "By host shape".
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 rounds=20; warmup=2; runtimes="berth runc crun"; drivers="cgroupfs systemd"; rootfs=; keep=
