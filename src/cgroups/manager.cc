@@ -160,6 +160,12 @@ int Manager::v2_dir_fd() const {
   return dir("").fd();
 }
 
+int Manager::unified_dir_fd() const {
+  if (layout_ == Layout::kV2) return v2_dir_fd();
+  if (layout_ != Layout::kHybrid || rootless_) return -1;
+  return dir("").fd();
+}
+
 // The kernel refuses (EINVAL) a task still in TASK_NEW; runc retries such writes.
 static Status write_pid(const Dir& d, pid_t pid) {
   std::string value = std::to_string(pid);
@@ -188,9 +194,9 @@ Result<std::vector<TasksFile>> Manager::open_v1_tasks() const {
   return out;
 }
 
-Status Manager::add_process(pid_t pid, bool v1) {
+Status Manager::add_process(pid_t pid, bool v1, bool unified) {
   for (const auto& h : hiers_) {
-    if (!v1 && !is_unified(h.names)) continue;
+    if (!(is_unified(h.names) ? unified : v1)) continue;
     Dir d = dir(h.names.front());
     // runc's wording ("adding pid N to cgroups: ...: <dir>/cgroup.procs: no such file"):
     // runc's exec tests and scripts match it for an `exec --cgroup` sub-cgroup that is gone.

@@ -62,10 +62,17 @@ class Manager {
   // The unified directory for clone3(CLONE_INTO_CGROUP) on a pure v2 host; -1 on v1 and
   // hybrid (where the v1 hierarchies need add_process anyway).
   int v2_dir_fd() const;
+  // The cgroup2 directory a child can be born in (CLONE_INTO_CGROUP): v2_dir_fd on pure v2,
+  // and on a hybrid host its unified hierarchy's (then only the v1 ones are left to join;
+  // the parent's cgroup.procs write there waits for an RCU grace period). -1 on v1, where
+  // the directory did not open, and for a rootless hybrid create (a cgroup we may not
+  // write is skipped there, which a clone into it would refuse instead).
+  int unified_dir_fd() const;
 
   // Writes pid to cgroup.procs of every hierarchy (v1, hybrid; v2 without clone3);
-  // v1 = false: of the unified one only (the v1 ones were joined through open_v1_tasks).
-  Status add_process(pid_t pid, bool v1 = true);
+  // v1 = false: not the v1 ones (joined through open_v1_tasks); unified = false: not the
+  // unified one (the child was born there, unified_dir_fd).
+  Status add_process(pid_t pid, bool v1 = true, bool unified = true);
   // The tasks file of every v1 hierarchy, opened now for a child that moves itself there
   // (writes "0" while it is one thread): the kernel takes no global lock for that, where a
   // write to cgroup.procs waits for an RCU grace period. Empty when rootless (a hierarchy

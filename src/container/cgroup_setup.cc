@@ -90,6 +90,7 @@ Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id,
   CgroupSetup out;
   out.paths = m.paths();
   out.v2_fd = m.v2_dir_fd();
+  out.unified_fd = m.unified_dir_fd();
   out.manager.emplace(std::move(m));
   return out;
 }
@@ -102,7 +103,7 @@ Status self_placement(const CgroupSetup& cg, std::vector<cgroups::TasksFile>* fi
   return ok();
 }
 
-Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined) {
+Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined, bool unified_joined) {
   if (cg.systemd && !cg.manager) {
     BERTH_ASSIGN(auto m, cgroups::systemd::start(*cg.bus, *cg.systemd, pid, cg.annotations));
     cg.paths = m.paths();
@@ -110,7 +111,8 @@ Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined) {
     return ok();
   }
   if (!cg.manager) return ok();
-  return cg.manager->add_process(pid, !v1_joined).context("join cgroups");
+  if (v1_joined && unified_joined) return ok();
+  return cg.manager->add_process(pid, !v1_joined, !unified_joined).context("join cgroups");
 }
 
 Status remove_cgroups(const std::map<std::string, std::string>& paths, bool systemd) {

@@ -25,7 +25,10 @@ namespace berth::container {
 struct CgroupSetup {
   std::optional<cgroups::Manager> manager;
   std::map<std::string, std::string> paths;  // controller ("" = unified) → host dir
-  int v2_fd = -1;                            // for CLONE_INTO_CGROUP
+  int v2_fd = -1;       // pure cgroup v2: the container's directory (Manager::v2_dir_fd)
+  // For CLONE_INTO_CGROUP: v2_fd, or a hybrid host's unified hierarchy, where a child born
+  // there has only the v1 hierarchies left to join (Manager::unified_dir_fd).
+  int unified_fd = -1;
   // --systemd-cgroup: the unit is started in join_cgroups, once the init's pid exists
   // (systemd puts it in the scope itself); until then there is no manager.
   std::optional<cgroups::systemd::Plan> systemd;
@@ -40,9 +43,9 @@ Result<std::map<std::string, std::string>> planned_cgroup_paths(const spec::Spec
 // extra_rules: device rules added by device modules (GPU/RDMA nodes).
 Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
                                   const std::vector<spec::DeviceRule>& extra_rules);
-// v1_joined: the process moved itself into the v1 hierarchies (self_placement), only the
-// unified one is left to write.
-Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined = false);
+// v1_joined: the process moved itself into the v1 hierarchies (self_placement);
+// unified_joined: it was born in the unified one (unified_fd). What is left is written.
+Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined = false, bool unified_joined = false);
 // The v1 hierarchies' tasks files for a child that moves itself there (tasks ← "0", on
 // these fds, before anything else), kept in *files for as long as the child may write;
 // *out lists them for its config. None (the parent writes) with the systemd driver, when

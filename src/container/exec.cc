@@ -206,8 +206,11 @@ bool tenant_shares_memory(const TenantConfig& t, const std::optional<cgroups::Ma
 // ones it joins itself in tenant_enter, tasks ← 0). A parent killed in its sleep leaves
 // the tenant to go on alone: its kPid then meets a closed socket, and the process it
 // forked reads EOF instead of kGo and exits.
-Status join_from_tenant(const TenantConfig& t, std::optional<cgroups::Manager>& cg) {
-  if (cg) BERTH_TRY(cg->add_process(::getpid(), t.payload.cgroup_tasks.empty()));
+// in_cgroup: born in the unified hierarchy (pure v2, or a hybrid host's), which is not
+// written again.
+Status join_from_tenant(const TenantConfig& t, std::optional<cgroups::Manager>& cg, bool in_cgroup) {
+  bool v1 = t.payload.cgroup_tasks.empty();
+  if (cg && (v1 || !in_cgroup)) BERTH_TRY(cg->add_process(::getpid(), v1, !in_cgroup));
   return ok();
 }
 
@@ -238,7 +241,7 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
     return container::process::tenant_main(t);
   };
   auto join_then_enter = [&] {
-    if (auto st = *in_cgroup ? ok() : join_from_tenant(t, cg); !st) {
+    if (auto st = join_from_tenant(t, cg, *in_cgroup); !st) {
       (void)container::process::send_error(child_sync, st.error());
       return 1;
     }
@@ -257,7 +260,8 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
     }
     t.after_v1_join = [&] { return final_affinity(t); };
     container::SharedChildCheck check([&cg] { return cg ? cg->held_fds() : std::vector<int>{}; });
-    auto shared = container::process::vfork_child(0, join_then_enter, cg ? cg->v2_dir_fd() : -1, in_cgroup);
+    int into = cg && container::process::kCanShareMemoryIntoCgroup ? cg->unified_dir_fd() : -1;
+    auto shared = container::process::vfork_child(0, join_then_enter, into, in_cgroup);
     if (shared) {
       BERTH_TRY(check.verify());
       return shared;
@@ -268,7 +272,7 @@ Result<OwnedPid> clone_tenant(TenantConfig& t, int child_sync, std::optional<cgr
     t.payload.cgroup_tasks.clear();
     t.after_v1_join = nullptr;
   }
-  return container::process::spawn(0, cg ? cg->v2_dir_fd() : -1, enter, in_cgroup);
+  return container::process::spawn(0, cg ? cg->unified_dir_fd() : -1, enter, in_cgroup);
 }
 
 // The tenant is cloned in our own pid namespace, invisible from the container while it
@@ -302,7 +306,8 @@ Result<Running> start_tenant(TenantConfig& t, std::optional<cgroups::Manager>& c
                           : " joined its cgroups itself (in our memory)"));
     return r;
   }
-  if (cg && !in_cgroup) BERTH_TRY(cg->add_process(r.tenant.pid()));
+  // Born in the unified hierarchy (in_cgroup): on a hybrid host the v1 ones are still ours.
+  if (cg) BERTH_TRY(cg->add_process(r.tenant.pid(), true, !in_cgroup));
   log::debug("exec: tenant " + std::to_string(r.tenant.pid()) +
              (in_cgroup ? " born in its cgroup (CLONE_INTO_CGROUP)" : " moved into its cgroups"));
   const auto& aff = t.payload.process.exec_cpu_affinity;

@@ -176,7 +176,7 @@ Status spawn_init(Launcher& l, BuiltInit& b, UniqueFd fifo) {
   std::vector<cgroups::TasksFile> tasks;
   if (!(cfg.clone_flags & CLONE_NEWUSER)) BERTH_TRY(self_placement(l.s.cg, &tasks, &cfg.cgroup_tasks));
   Phases t("create");
-  BERTH_ASSIGN(OwnedPid child, process::spawn(cfg.clone_flags, l.s.cg.v2_fd, [&] {
+  BERTH_ASSIGN(OwnedPid child, process::spawn(cfg.clone_flags, l.s.cg.unified_fd, [&] {
     keep_only_the_inits_fds(b);
     return process::init_main(cfg);
   }, &in_cgroup));
@@ -186,22 +186,24 @@ Status spawn_init(Launcher& l, BuiltInit& b, UniqueFd fifo) {
   t.mark("clone");
   if (forks) BERTH_TRY(record_pid(*l.s.dir, l.s.record, l.init_pid, true));  // stage one, until kPid
   tasks.clear();  // the init has its own copies of the fds
-  if (!in_cgroup) BERTH_TRY(join_cgroups(l.s.cg, l.init.pid(), !cfg.cgroup_tasks.empty()));
-  t.mark("init joined the cgroups (the unified one; it moves itself into the v1 ones)");
+  BERTH_TRY(join_cgroups(l.s.cg, l.init.pid(), !cfg.cgroup_tasks.empty(), in_cgroup));
+  t.mark(in_cgroup ? "init born in its cgroup (the unified one; it moves itself into the v1 ones)"
+                   : "init joined the cgroups (the unified one; it moves itself into the v1 ones)");
   return converse(l, socks.first.get(), cfg);
 }
 
 // The direct init's body, in our memory while we sleep. A parent killed in its sleep takes
 // it along (PDEATHSIG), before anything is recorded. It may write our record and our
 // Manager's cgroup files (through the fds open_all opened), and nothing of its own.
-// Born in its cgroup (pure v2, in_cgroup set by vfork_child before it runs), it joins none.
+// Born in its unified cgroup (in_cgroup, set by vfork_child before it runs), it joins only
+// the v1 hierarchies it did not move itself into (none on pure v2).
 int direct_child(Launcher& l, BuiltInit& b, bool v1_joined, bool in_cgroup) {
   (void)l.sys.prctl(PR_SET_PDEATHSIG, SIGKILL);
   // cgroup.procs reads a pid in the writer's pid namespace, where ours is 1: "0" is us.
   pid_t pid = process::host_pid_from_proc();  // not 1, as getpid() says here
   Status st = ok();
   if (pid <= 0) st = Error::generic("cannot read our pid in /proc/self");
-  else if (!in_cgroup) st = join_cgroups(l.s.cg, 0, v1_joined);
+  else st = join_cgroups(l.s.cg, 0, v1_joined, in_cgroup);
   if (st) st = record_pid(*l.s.dir, l.s.record, pid, true);
   if (!st) {
     (void)process::send_error(b.cfg.sync_fd, st.error());
@@ -226,9 +228,10 @@ Result<bool> spawn_init_direct(Launcher& l, BuiltInit& b) {
   bool v1_joined = !cfg.cgroup_tasks.empty();
   SharedChildCheck check([&l] { return l.s.cg.manager ? l.s.cg.manager->held_fds() : std::vector<int>{}; });
   Phases t("create");
-  bool in_cgroup = false;  // pure v2: born there (vfork_child sets it before the child runs)
+  bool in_cgroup = false;  // born in the unified one (vfork_child sets it before the child runs)
+  int into = process::kCanShareMemoryIntoCgroup ? l.s.cg.unified_fd : -1;
   auto child = process::vfork_child(
-      cfg.clone_flags, [&] { return direct_child(l, b, v1_joined, in_cgroup); }, l.s.cg.v2_fd, &in_cgroup);
+      cfg.clone_flags, [&] { return direct_child(l, b, v1_joined, in_cgroup); }, into, &in_cgroup);
   if (!child) {
     cfg.launch = Launch::kInit;
     cfg.cgroup_tasks.clear();  // their fds close with `tasks`

@@ -6,6 +6,7 @@
 
 #include "container/process/spawn.h"
 #include "support/exec_helpers.h"
+#include "support/cgroup2_root.h"
 
 namespace berth::test {
 namespace {
@@ -55,9 +56,10 @@ TEST(ExecJoin, SameNamespacesAndCgroupAsTheInit) {
   }
 }
 
-// On v1 and hybrid hosts the tenant shares berth's memory (clone CLONE_VM|CLONE_VFORK) and
-// joins its cgroups itself; under a filter that refuses that clone it falls back to a copy
-// that the parent joins. The process ends up the same either way.
+// On v1 and hybrid hosts the tenant shares berth's memory (CLONE_VM|CLONE_VFORK) and joins
+// its v1 cgroups itself; on a hybrid host it is born in its unified cgroup (clone3,
+// CLONE_INTO_CGROUP). Under a filter that refuses both clones it falls back to a copy that
+// the parent joins. The process ends up the same either way.
 TEST(ExecJoin, TenantInOurMemoryOrACopyJoinsTheSame) {
   if (!have_cgroup_v1("memory")) GTEST_SKIP() << "pure cgroup v2: the tenant is always a copy born in its cgroup";
   if (!container::process::kCanShareMemory) GTEST_SKIP() << "sanitizer build: the tenant is always a copy";
@@ -67,9 +69,13 @@ TEST(ExecJoin, TenantInOurMemoryOrACopyJoinsTheSame) {
   std::string cmd = "cat /proc/self/cgroup; readlink /proc/self/ns/net; readlink /proc/self/ns/mnt";
   auto shared = berth({"--debug", "exec", b.id(), "sh", "-c", cmd});
   ASSERT_EQ(shared.code, 0) << shared.err;
-  EXPECT_NE(shared.err.find("joined its cgroups itself (in our memory)"), std::string::npos) << shared.err;
-  auto copy = run_cmd({BERTH_DENY_SHARED_CLONE, berth.binary(), "--root", berth.root(), "--debug", "exec", b.id(),
-                       "sh", "-c", cmd});
+  bool unified = !test::cgroup2_root().empty() && container::process::kCanShareMemoryIntoCgroup;
+  EXPECT_NE(shared.err.find(unified ? "born in its cgroup (CLONE_INTO_CGROUP), in our memory"
+                                    : "joined its cgroups itself (in our memory)"),
+            std::string::npos)
+      << shared.err;
+  auto copy = run_cmd({BERTH_DENY_SHARED_CLONE, "--clone3", "EPERM", berth.binary(), "--root", berth.root(), "--debug",
+                       "exec", b.id(), "sh", "-c", cmd});
   ASSERT_EQ(copy.code, 0) << copy.err;
   EXPECT_NE(copy.err.find("moved into its cgroups"), std::string::npos) << copy.err;
   EXPECT_EQ(copy.err.find("in our memory"), std::string::npos) << copy.err;

@@ -49,12 +49,14 @@ TEST(Lifecycle, RunWithoutAnythingForBerthToDoStartsFromTheInit) {
   EXPECT_EQ(u.code, 7) << u.err;
   EXPECT_EQ(u.err.find("in our memory"), std::string::npos) << u.err;
   EXPECT_EQ(d.out, u.out);
-  // Where the shared clone is refused (a filter around berth), the usual way again.
+  // Where the shared clone is refused (a filter around berth: clone with CLONE_VM, and
+  // clone3, which a hybrid host's direct init is born in its unified cgroup by), the usual
+  // way again.
   Bundle refused;
   refused.spec().linux->cgroups_path = "/berth-test/run-refused";
   refused.script(script).write();
-  auto r = run_cmd({BERTH_DENY_SHARED_CLONE, rt.binary(), "--root", rt.root(), "--debug", "run", "--bundle",
-                    refused.path(), "run-refused"});
+  auto r = run_cmd({BERTH_DENY_SHARED_CLONE, "--clone3", "EPERM", rt.binary(), "--root", rt.root(), "--debug", "run",
+                    "--bundle", refused.path(), "run-refused"});
   EXPECT_EQ(r.code, 7) << r.err;
   EXPECT_EQ(r.err.find("in our memory"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, u.out);
