@@ -17,6 +17,7 @@
 #include <cstring>
 #include <deque>
 
+#include "util/openat2.h"
 #include "util/strings.h"
 
 namespace berth::linux {
@@ -26,13 +27,7 @@ Result<Pty> open_pty(int root_fd, const std::string& ptmx_path, const std::optio
   how.flags = O_RDWR | O_NOCTTY | O_CLOEXEC;
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
   std::string rel = ptmx_path[0] == '/' ? ptmx_path.substr(1) : ptmx_path;
-  // EAGAIN: a mount or rename elsewhere on the host raced with the scoped lookup; openat2(2)
-  // says to retry (bounded, as sys_linux.cc's openat2).
-  int m = -1;
-  for (int tries = 0; tries < 64; ++tries) {
-    m = static_cast<int>(::syscall(SYS_openat2, root_fd, rel.c_str(), &how, sizeof how));
-    if (m >= 0 || errno != EAGAIN) break;
-  }
+  int m = util::openat2_retrying(root_fd, rel.c_str(), how);
   if (m < 0) return Error::sys(errno, "open " + ptmx_path);
   Pty pty;
   pty.master.reset(m);

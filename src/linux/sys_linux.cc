@@ -22,6 +22,7 @@
 #include "linux/sys.h"
 #include "linux/sys_ops.h"
 #include "util/file.h"
+#include "util/openat2.h"
 
 namespace berth::linux {
 namespace {
@@ -41,15 +42,8 @@ class LinuxSys final : public Sys {
     how.flags = flags | O_CLOEXEC;
     how.mode = mode;
     how.resolve = resolve;
-    // A scoped lookup through ".." fails with EAGAIN when any mount or rename anywhere on
-    // the host raced with it (the kernel cannot then prove ".." stayed inside): openat2(2)
-    // says to retry, as runc's libpathrs does. Seen on a busy host during an image's
-    // "../../.." symlink; a bounded number of tries, then the error.
-    int fd = -1;
-    for (int tries = 0; tries < 64; ++tries) {
-      fd = static_cast<int>(::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how));
-      if (fd >= 0 || errno != EAGAIN || !(resolve & (RESOLVE_IN_ROOT | RESOLVE_BENEATH))) break;
-    }
+    // Seen on a busy host during an image's "../../.." symlink: EAGAIN, retried.
+    int fd = util::openat2_retrying(dirfd, path.c_str(), how);
     if (fd < 0) return Error::sys(errno, "openat2 " + path);
     return UniqueFd(fd);
   }

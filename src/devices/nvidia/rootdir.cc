@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "util/file.h"
+#include "util/openat2.h"
 
 namespace berth::devices::nvidia {
 
@@ -39,9 +40,7 @@ Result<UniqueFd> RootDir::open_at(const std::string& path, int flags) const {
   std::string rel = path;
   while (!rel.empty() && rel[0] == '/') rel.erase(0, 1);
   if (rel.empty()) rel = ".";
-  int fd;
-  do fd = static_cast<int>(::syscall(SYS_openat2, fd_.get(), rel.c_str(), &how, sizeof how));
-  while (fd < 0 && errno == EAGAIN);
+  int fd = util::openat2_retrying(fd_.get(), rel.c_str(), how);
   if (fd < 0) return Error::sys(errno, "open " + path + " in " + path_);
   return UniqueFd(fd);
 }
