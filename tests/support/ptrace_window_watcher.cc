@@ -186,34 +186,16 @@ int main(int argc, char** argv) {
   if (g_marker.size() < 16) return 2;
   g_marker_only = argc > 3 && std::string(argv[3]) == "marker-only";
   load_own_view();
-  int self = ::getpid();
-  std::set<int> done;
   Counts c;
-  bool ready = false;
-  std::string stop = g_out + "/stop";
-  for (unsigned long pass = 0;; ++pass) {
-    if (pass % 64 == 0 && ::access(stop.c_str(), F_OK) == 0) break;
-    DIR* d = ::opendir("/proc");
-    if (!d) return 1;
-    while (dirent* e = ::readdir(d)) {
-      int pid = std::atoi(e->d_name);
-      if (pid <= 0 || pid == self || done.count(pid)) continue;
-      std::string comm = read_file("/proc/" + std::to_string(pid) + "/comm");
-      if (comm.empty() || comm != g_comm + "\n") {
-        if (!comm.empty()) done.insert(pid);  // a payload (or gone): not the runtime any more
-        continue;
-      }
-      ++c.runtime;
-      done.insert(pid);
-      inspect(pid, c);
-    }
-    ::closedir(d);
-    if (!ready) {
-      ready = true;
-      watcher::mark_ready(g_out);
-    }
-    watcher::reap_children();
-  }
+  bool listed = watcher::scan_proc_until_stopped(g_out, [&](int pid) {
+    std::string comm = read_file("/proc/" + std::to_string(pid) + "/comm");
+    if (comm.empty()) return false;                 // gone, or not readable yet
+    if (comm != g_comm + "\n") return true;         // a payload: not the runtime any more
+    ++c.runtime;
+    inspect(pid, c);
+    return true;
+  });
+  if (!listed) return 1;
   FILE* f = std::fopen((g_out + "/summary").c_str(), "w");
   if (!f) return 1;
   std::fprintf(f, "runtime=%ld caught=%ld environ_read=%ld marker_in_environ=%ld marker_in_memory=%ld observations=%ld\n",

@@ -177,36 +177,20 @@ int main(int argc, char** argv) {
   g_host_mntns = argv[3];
   if (argc > 4) g_prefix = argv[4];
   load_own_view();
-  int self = ::getpid();
-  std::set<int> done;
   long seen = 0, runtime = 0;
   std::unordered_map<int, bool> was_runtime;
-  bool ready = false;
-  std::string stop = g_out + "/stop";
-  for (unsigned long pass = 0;; ++pass) {
-    if (pass % 64 == 0 && ::access(stop.c_str(), F_OK) == 0) break;
-    DIR* d = ::opendir("/proc");
-    if (!d) return 1;
-    while (dirent* e = ::readdir(d)) {
-      int pid = std::atoi(e->d_name);
-      if (pid <= 0 || pid == self || done.count(pid)) continue;
-      if (!was_runtime.count(pid)) {
-        ++seen;
-        was_runtime[pid] = false;
-      }
-      if (read_file("/proc/" + std::to_string(pid) + "/comm") == g_comm + "\n" && !was_runtime[pid]) {
-        was_runtime[pid] = true;
-        ++runtime;
-      }
-      if (inspect(pid)) done.insert(pid);
+  bool listed = watcher::scan_proc_until_stopped(g_out, [&](int pid) {
+    if (!was_runtime.count(pid)) {
+      ++seen;
+      was_runtime[pid] = false;
     }
-    ::closedir(d);
-    if (!ready) {
-      ready = true;
-      watcher::mark_ready(g_out);
+    if (read_file("/proc/" + std::to_string(pid) + "/comm") == g_comm + "\n" && !was_runtime[pid]) {
+      was_runtime[pid] = true;
+      ++runtime;
     }
-    watcher::reap_children();
-  }
+    return inspect(pid);
+  });
+  if (!listed) return 1;
   FILE* f = std::fopen((g_out + "/summary").c_str(), "w");
   if (!f) return 1;
   std::fprintf(f, "seen=%ld runtime=%ld observations=%ld\n", seen, runtime, g_observations);

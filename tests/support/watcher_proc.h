@@ -2,6 +2,7 @@
 // (visibility_watcher.cc, ptrace_window_watcher.cc): whole files, links, mount ids.
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -60,6 +61,34 @@ inline void mark_ready(const std::string& out_dir) {
 // As the container's init, reap what reparented to us (sh -c children of execs).
 inline void reap_children() {
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
+// The watchers' loop: passes over /proc until OUT_DIR/stop appears (looked for every 64
+// passes), visit(pid) for every process but us until it answers true for that pid (done
+// with it); the ready mark after the first pass, reaping after each. False when /proc
+// cannot be listed.
+template <class Visit>
+bool scan_proc_until_stopped(const std::string& out_dir, Visit visit) {
+  int self = ::getpid();
+  std::set<int> done;
+  bool ready = false;
+  std::string stop = out_dir + "/stop";
+  for (unsigned long pass = 0;; ++pass) {
+    if (pass % 64 == 0 && ::access(stop.c_str(), F_OK) == 0) return true;
+    DIR* d = ::opendir("/proc");
+    if (!d) return false;
+    while (dirent* e = ::readdir(d)) {
+      int pid = std::atoi(e->d_name);
+      if (pid <= 0 || pid == self || done.count(pid)) continue;
+      if (visit(pid)) done.insert(pid);
+    }
+    ::closedir(d);
+    if (!ready) {
+      ready = true;
+      mark_ready(out_dir);
+    }
+    reap_children();
   }
 }
 
