@@ -127,6 +127,8 @@ Status remove_cgroups(const std::map<std::string, std::string>& paths, bool syst
     if (user || !cgroups::systemd::unit_gone(unit, paths)) {
       BERTH_ASSIGN(auto bus, cgroups::systemd::connect_bus(user));
       BERTH_TRY(cgroups::systemd::remove_unit(*bus, unit, paths));
+    } else {
+      log::debug("systemd: " + unit + " already stopped and freed: nothing to ask");
     }
   }
   BERTH_ASSIGN(auto m, cgroups::Manager::load(paths));
