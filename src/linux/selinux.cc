@@ -5,20 +5,22 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 
-#include <fstream>
-#include <sstream>
+#include "util/file.h"
+#include "util/strings.h"
 
 namespace berth::linux {
 
 namespace {
 
+// Plain reads and splits, not iostreams: a stream here links libstdc++'s locale machinery
+// (about 0.5 MB of text) whose static initializers run on every call
+// (docs/performance.md, "Why the code is shaped so").
 bool selinuxfs_mounted(const std::string& root) {
-  std::ifstream in(root + "/proc/self/mounts");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream f(line);
-    std::string source, target, type;
-    if ((f >> source >> target >> type) && target == "/sys/fs/selinux" && type == "selinuxfs") return true;
+  auto mounts = file::read(root + "/proc/self/mounts");
+  if (!mounts) return false;
+  for (const std::string& line : str::split(*mounts, '\n')) {
+    std::vector<std::string> f = str::split_nonempty(line, ' ');
+    if (f.size() >= 3 && f[1] == "/sys/fs/selinux" && f[2] == "selinuxfs") return true;
   }
   return false;
 }
@@ -28,9 +30,10 @@ bool selinuxfs_mounted(const std::string& root) {
 bool selinux_enabled(const std::string& root) {
   std::string base = root == "/" ? "" : root;
   if (!selinuxfs_mounted(base)) return false;
-  std::ifstream enforce(base + "/sys/fs/selinux/enforce");
-  std::string mode;
-  return enforce && (enforce >> mode) && (mode == "0" || mode == "1");
+  auto enforce = file::read(base + "/sys/fs/selinux/enforce", 64);
+  if (!enforce) return false;
+  std::string_view mode = str::trim(*enforce);
+  return mode == "0" || mode == "1";
 }
 
 Status check_label(const std::string& label, const std::string& field) {
