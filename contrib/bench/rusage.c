@@ -1,5 +1,5 @@
 /* contrib/bench/rusage.c: runs one command and prints what it cost as one line,
- * "LABEL wall W user U sys S minflt F majflt J nvcsw V nivcsw I" (ms and counts), the
+ * "LABEL wall W user U sys S minflt F majflt J nvcsw V nivcsw I maxrss K" (ms, counts, KiB), the
  * command and every descendant it waited for (wait4's rusage). The guest has no GNU time,
  * no perf events under TCG; this is what tests/vm/systemd/guest-probe.sh compares runtimes by.
  *   rusage LABEL COMMAND [ARGS...]   (stdin and stdout of the command: /dev/null)
@@ -42,8 +42,8 @@ int main(int argc, char **argv) {
     if (errno != EINTR) return 1;
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double wall = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-  printf("%s wall %.2f user %.2f sys %.2f minflt %ld majflt %ld nvcsw %ld nivcsw %ld\n", argv[1], wall,
-         ms(ru.ru_utime), ms(ru.ru_stime), ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw);
+  printf("%s wall %.2f user %.2f sys %.2f minflt %ld majflt %ld nvcsw %ld nivcsw %ld maxrss %ld\n", argv[1], wall,
+         ms(ru.ru_utime), ms(ru.ru_stime), ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw, ru.ru_maxrss);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     fprintf(stderr, "rusage: %s: %s failed (status %d)\n", argv[1], argv[2], status);
     return 1;
