@@ -2,6 +2,7 @@
 # vm-systemd probe, in the systemd guest (image.sh), chosen by vmsd.suite=probe on the kernel
 # command line (disk.sh --suite probe): a short look at where berth's and crun's calls spend
 # their time under the cgroupfs driver on pure cgroup v2, faster than the whole bench.
+#  0. the kernel's floor (contrib/bench/floor.c: exec, namespaces + pivot_root, netns);
 #  1. rusage (contrib/bench/rusage.c) of `--version`, `run` /bin/true of the minimal bundle
 #     and `exec` /bin/true, vmsd.probe=N interleaved samples (9) 80 ms apart: wall, user,
 #     sys, page faults, context switches; medians, and berth's median of per-pair ratios
@@ -42,6 +43,14 @@ for r in $rts; do
 done
 say "cgroup.subtree_control: / [$(cat /sys/fs/cgroup/cgroup.subtree_control)] /berth-bench [$(cat /sys/fs/cgroup/berth-bench/cgroup.subtree_control 2>/dev/null)]"
 for r in $rts; do say "$r sleep cgroup: $(ls /sys/fs/cgroup/berth-bench/$r-sleep 2>/dev/null | wc -l) files, controllers [$(cat /sys/fs/cgroup/berth-bench/$r-sleep/cgroup.controllers 2>/dev/null)]"; done
+# The kernel's own floor under both runtimes (contrib/bench/floor.c, no runtime at all):
+# fork + exec of busybox true; with mount, uts, ipc and pid namespaces, pivot_root and
+# procfs; with a network namespace too. Whatever a runtime adds to a `run` comes on top.
+$B/floor -r /opt/bb -n "$n" -w 2 exec ns net > $W/floor.txt 2>&1 || say "floor failed: $(tail -n 1 $W/floor.txt)"
+say "floor, medians of $n (ms; TCG): $(awk '$1 == "floor" { v[$2, ++c[$2]] = $4; if (!($2 in s)) { s[$2] = 1; o[++k] = $2 } }
+  END { for (i = 1; i <= k; i++) { l = o[i]; n = c[l]; for (a = 1; a <= n; a++) x[a] = v[l, a]
+    for (a = 2; a <= n; a++) { y = x[a]; for (b = a - 1; b >= 1 && x[b] > y; b--) x[b + 1] = x[b]; x[b + 1] = y }
+    printf "%s %.1f  ", l, (n % 2) ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2 } }' $W/floor.txt)"
 # ROUNDS TITLE: the interleaved samples and their medians
 rusage_rounds() {
 R=$W/rusage.txt; : > $R

@@ -170,11 +170,12 @@ UNIT
   if command -v cc >/dev/null; then
     cc -O2 -static -o "$B/driver" "$here/../../../contrib/bench/driver.c" || die "cc -static driver.c failed (libc6-dev)"
   fi
-  # the probe suite (disk.sh --suite probe): rusage of each call and, where the host has
+  # the probe suite (disk.sh --suite probe): the kernel's floor, rusage of each call and, where the host has
   # strace, the syscalls of each (the guest's package list has no strace: the host's, with
   # the libraries ldd names, as criu_put copies CRIU)
   if command -v cc >/dev/null; then
     cc -O2 -static -o "$B/rusage" "$here/../../../contrib/bench/rusage.c" || die "cc -static rusage.c failed (libc6-dev)"
+    cc -O2 -static -o "$B/floor" "$here/../../../contrib/bench/floor.c" || die "cc -static floor.c failed (libc6-dev)"
   fi
   s=$(command -v strace || true); [ -n "$s" ] && criu_put "$s"
   install -m 755 "$here/guest-probe.sh" "$R/usr/local/sbin/vm-systemd-probe"
