@@ -3,11 +3,10 @@
 
 #include <time.h>
 
-#include <cstdio>
-
 #include "container/cgroup_setup.h"
 #include "linux/paths.h"
 #include "linux/proc.h"
+#include "util/utc_time.h"
 
 namespace berth::container {
 
@@ -53,22 +52,11 @@ ContainerRecord new_record(const spec::Spec& spec, const std::string& id, const 
 }
 
 std::string now_rfc3339_nano() {
-  // Go's RFC3339Nano in UTC: fractional seconds without trailing zeros.
+  // Go's RFC3339Nano in UTC, formatted without gmtime_r: glibc's first gmtime_r in a
+  // process reads /etc/localtime (util/utc_time.h).
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  struct tm tm;
-  gmtime_r(&ts.tv_sec, &tm);
-  char buf[64];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::string out = buf;
-  if (ts.tv_nsec) {
-    char frac[16];
-    std::snprintf(frac, sizeof frac, ".%09ld", ts.tv_nsec);
-    std::string f = frac;
-    while (f.back() == '0') f.pop_back();
-    out += f;
-  }
-  return out + "Z";
+  return utc::rfc3339_nano(ts);
 }
 
 }  // namespace berth::container

@@ -8,35 +8,51 @@
 #   bench: one boot: create+start+delete with --systemd-cgroup for berth, runc and crun
 #          (contrib/bench/systemd.sh, via guest-bench.sh), both cgroup drivers side by side
 #          (contrib/bench/drivers.sh) and berth's systemd-driver cycle call by call;
-#          BERTH_VM_BENCH="vmsd.cycles=N vmsd.rounds=N" sizes it (15 and 20 by default).
+#          BERTH_VM_BENCH="vmsd.cycles=N vmsd.rounds=N" sizes it (15 and 20 by default);
+#   probe: one boot: berth and crun call by call under the cgroupfs driver (rusage, strace,
+#          --debug; guest-probe.sh), a few minutes; BERTH_VM_BENCH="vmsd.probe=N" sizes it (9),
+#          "vmsd.strace=0" leaves strace out; --berth2 PATH: a second build beside the first.
 #
-#   disk.sh --suite seal|bench --berth PATH [--work DIR] [--timeout S]   (S: per boot;
-#          900 for seal, 1500 for bench)
+#   disk.sh --suite seal|bench|probe --berth PATH [--berth2 PATH] [--work DIR] [--timeout S]   (S: per boot;
+#          900 for seal, 1500 for bench, 900 for probe)
 #
 # Exit: 0 pass, 1 fail, 77 skipped (reason printed), 124 timeout, 125 no result.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-suite=; berth=; work=; timeout_s=
+suite=; berth=; berth2=; work=; timeout_s=
 while [ $# -gt 0 ]; do
   case $1 in
     --suite) suite=$2; shift 2 ;;
     --berth) berth=$2; shift 2 ;;
+    --berth2) berth2=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
-    *) echo "usage: $0 --suite seal|bench --berth PATH [--work DIR] [--timeout S]" >&2; exit 2 ;;
+    *) echo "usage: $0 --suite seal|bench|probe --berth PATH [--berth2 PATH] [--work DIR] [--timeout S]" >&2; exit 2 ;;
   esac
 done
 # bench: three runtimes under two drivers, 10-12 minutes under TCG on a loaded host
-case $suite in seal) boots=2; : "${timeout_s:=900}" ;; bench) boots=1; : "${timeout_s:=1500}" ;; *) echo "disk.sh: --suite seal|bench" >&2; exit 2 ;; esac
+case $suite in
+  seal) boots=2; : "${timeout_s:=900}" ;;
+  bench) boots=1; : "${timeout_s:=1500}" ;;
+  probe) boots=1; : "${timeout_s:=900}" ;;
+  *) echo "disk.sh: --suite seal|bench|probe" >&2; exit 2 ;;
+esac
 [ -n "$berth" ] || { echo "disk.sh: --berth is required" >&2; exit 2; }
 [ -n "$work" ] || work=$(cd "$(dirname "$berth")" && pwd)/vm-systemd
 mkdir -p "$work"
 rc=0
 img_berth=$berth
-if [ $suite = bench ] && command -v strip >/dev/null; then
+if [ $suite != seal ] && command -v strip >/dev/null; then
   # benched as contrib/setup.sh installs it: stripped (the guest seals it, guest-bench.sh)
   strip -o "$work/berth.stripped" "$berth" && img_berth=$work/berth.stripped
 fi
+BERTH_VM_BERTH2=
+if [ -n "$berth2" ]; then
+  [ $suite = probe ] || { echo "disk.sh: --berth2 is for the probe suite" >&2; exit 2; }
+  BERTH_VM_BERTH2=$berth2
+  command -v strip >/dev/null && strip -o "$work/berth2.stripped" "$berth2" && BERTH_VM_BERTH2=$work/berth2.stripped
+fi
+export BERTH_VM_BERTH2
 flock "$work/.lock" sh -c '"$1/image.sh" "$2" "$3" && cp --sparse=always "$2/image.ext4" "$2/image.$4.ext4"' \
   sh "$here" "$work" "$img_berth" "$suite" || rc=$?
 [ $rc = 0 ] || exit $rc

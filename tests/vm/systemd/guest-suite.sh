@@ -11,8 +11,8 @@
 # and runc timed side by side. Lines start with "VMTEST:"; the last one is
 # "VMTEST: RESULT: PASS|FAIL"; the exit status is the number of failures.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
-# the suites of disk.sh (seal, bench) run in their own scripts
-case " $(cat /proc/cmdline) " in *" vmsd.suite=seal "*) exec vm-systemd-seal ;; *" vmsd.suite=bench "*) exec vm-systemd-bench ;; esac
+# the suites of disk.sh (seal, bench, probe) run in their own scripts
+case " $(cat /proc/cmdline) " in *" vmsd.suite=seal "*) exec vm-systemd-seal ;; *" vmsd.suite=bench "*) exec vm-systemd-bench ;; *" vmsd.suite=probe "*) exec vm-systemd-probe ;; esac
 rt=$(sed -n 's/.*vmsd\.runtime=\([a-z]*\).*/\1/p' /proc/cmdline)
 case $rt in
   berth) RT=/usr/local/bin/berth ;;

@@ -11,7 +11,8 @@
 #                                   rootfs-engines, the engines' images): tests/run-all.sh
 #                                   makes them while berth builds, so no suite waits on them
 #
-# Environment: BERTH_VM_MIRROR (default: the mirror the host's apt uses).
+# Environment: BERTH_VM_MIRROR (default: the mirror the host's apt uses); BERTH_VM_BERTH2: a
+# second berth build, installed as /usr/local/bin/berth2 (the probe suite compares the two).
 # Host needs (as root): debootstrap e2fsprogs qemu-system-x86 xz-utils; no KVM, no loop
 # mounts, no systemd on the host. Exit 77 with the reason when something is missing.
 set -eu
@@ -169,6 +170,17 @@ UNIT
   if command -v cc >/dev/null; then
     cc -O2 -static -o "$B/driver" "$here/../../../contrib/bench/driver.c" || die "cc -static driver.c failed (libc6-dev)"
   fi
+  # the probe suite (disk.sh --suite probe): the kernel's floor, rusage of each call and, where the host has
+  # strace, the syscalls of each (the guest's package list has no strace: the host's, with
+  # the libraries ldd names, as criu_put copies CRIU)
+  if command -v cc >/dev/null; then
+    cc -O2 -static -o "$B/rusage" "$here/../../../contrib/bench/rusage.c" || die "cc -static rusage.c failed (libc6-dev)"
+    cc -O2 -static -o "$B/floor" "$here/../../../contrib/bench/floor.c" || die "cc -static floor.c failed (libc6-dev)"
+  fi
+  s=$(command -v strace || true); [ -n "$s" ] && criu_put "$s"
+  install -m 755 "$here/guest-probe.sh" "$R/usr/local/sbin/vm-systemd-probe"
+  rm -f "$R/usr/local/bin/berth2"
+  [ -n "${BERTH_VM_BERTH2:-}" ] && install -m 755 "$BERTH_VM_BERTH2" "$R/usr/local/bin/berth2"
   install -m 755 "$here/guest-seal.sh" "$R/usr/local/sbin/vm-systemd-seal"
   install -m 755 "$here/guest-bench.sh" "$R/usr/local/sbin/vm-systemd-bench"
 }
