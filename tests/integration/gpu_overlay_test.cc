@@ -1,8 +1,9 @@
 // The driver's files on a fresh overlayfs rootfs, as engines give one per container: the
 // libraries and their SONAME links go into a read-only tmpfs of berth's own (the image's
 // empty lib dir, or berth-nvidia inside a full one, named to the loader), the firmware and
-// the daemons' sockets too where the image has no such directory, so the upper layer gets
-// no entry per file; the image's files stay visible, nothing stays mounted on the host.
+// the daemons' sockets and the binaries too where the image has no such directory (or an
+// empty one), so the upper layer gets no entry per file; the image's files stay visible,
+// nothing stays mounted on the host.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 
@@ -104,6 +105,7 @@ TEST(GpuOverlay, BusyboxLibrariesGoIntoAReadOnlyTmpfsNotTheUpperLayer) {
   EXPECT_FALSE(contains(upper, "/usr/lib64/")) << "no library or link in the image's upper layer\n" << upper;
   EXPECT_FALSE(contains(upper, "/lib/firmware/")) << "nor the firmware's directories and files\n" << upper;
   EXPECT_FALSE(contains(upper, "/nvidia-persistenced/")) << "nor a socket's mount point\n" << upper;
+  EXPECT_FALSE(contains(upper, "/usr/bin/")) << "nor the binaries' (nvidia-smi ran from the tmpfs)\n" << upper;
   EXPECT_EQ(host_mounts_below(b.rootfs()), "") << "the container's mounts went with it";
 }
 

@@ -83,7 +83,7 @@ Result<ContainerFacts> inspect_container(const std::string& rootfs, const std::v
   }
   f.lib_dir_empty = root.list(f.lib_dir).empty();
   f.lib32_dir_empty = root.list(f.lib32_dir).empty();
-  for (const char* d : {"/lib/firmware", "/var/run/nvidia-persistenced", "/var/run/nvidia-fabricmanager"})
+  for (const char* d : {"/usr/bin", "/lib/firmware", "/var/run/nvidia-persistenced", "/var/run/nvidia-fabricmanager"})
     if (root.list(d).empty()) f.empty_own_dirs.insert(d);
   for (const auto& d : f.empty_own_dirs) f.resolved[d] = resolve_prefix(root, d);
   for (const auto& d : {f.lib_dir, f.lib32_dir}) f.resolved[d] = resolve_prefix(root, d);

@@ -29,8 +29,9 @@ struct ContainerFacts {
   // Missing or empty in the image (busybox, a distroless image): the driver's tmpfs can go
   // right there, hiding nothing (see plan_files.cc).
   bool lib_dir_empty = false, lib32_dir_empty = false;
-  // Of the directories only driver files go into (/lib/firmware, the daemons' socket
-  // directories), those missing or empty in the image: a tmpfs of the module's own there.
+  // Of the directories the driver's files go into (/usr/bin, /lib/firmware, the daemons'
+  // socket directories), those missing or empty in the image: a tmpfs of the module's own
+  // there.
   std::set<std::string> empty_own_dirs;
   // Where those directories and the spec's mount destinations lead inside the rootfs (the
   // image's symlinks followed, a missing tail kept as written): a tmpfs must hide no spec

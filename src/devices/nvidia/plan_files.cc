@@ -63,8 +63,9 @@ void add_tmpfs(Edits& e, const std::string& dir) {
   if (std::find(e.tmpfs.begin(), e.tmpfs.end(), dir) == e.tmpfs.end()) e.tmpfs.push_back(dir);
 }
 
-// /lib/firmware, a daemon's socket directory: where the image has nothing, a tmpfs holds the
-// targets (the firmware's version directories and files, the socket's mount point).
+// /usr/bin, /lib/firmware, a daemon's socket directory: where the image has nothing, a tmpfs
+// holds the targets (the binaries' and sockets' mount points, the firmware's version
+// directories and files), so a fresh overlay's upper layer gets its mount point only.
 void own_dir(const PlanInput& in, Edits& e, const std::string& dir) {
   if (in.ct->empty_own_dirs.count(dir) && !spec_mount_within(in, dir)) add_tmpfs(e, dir);
 }
@@ -106,6 +107,9 @@ void plan_driver_files(const PlanInput& in, Edits& e) {
     if (dir.tmpfs) add_tmpfs(e, dir.path);
     libraries(in, e, libs, dir.path);
   }
+  // Every binary is /usr/bin/<name> (driver_files.cc), on the PATH of every image.
+  if (std::any_of(f.bins.begin(), f.bins.end(), [&](const DriverFile& b) { return b.caps & caps; }))
+    own_dir(in, e, "/usr/bin");
   for (const auto& b : f.bins)
     if (b.caps & caps) add_mount(in, e, b.source, b.path, kReadOnly);
   if (!f.firmware.empty()) own_dir(in, e, "/lib/firmware");

@@ -178,6 +178,40 @@ TEST(NvidiaModule, FirmwareAndSocketDirectoriesGetATmpfsWhereTheImageHasNone) {
   EXPECT_TRUE(has_line(t, "tmpfs /var/run/nvidia-persistenced")) << t;
 }
 
+// The binaries (all /usr/bin/<name>) get a tmpfs at /usr/bin where the image has none or
+// an empty one, only when the request mounts a binary; an image's own /usr/bin, or a spec
+// mount inside it, keeps the per-file mount points and every file of the image visible.
+TEST(NvidiaModule, BinariesGetATmpfsWhereTheImageHasNoUsrBin) {
+  Case bare;
+  bare.env("NVIDIA_VISIBLE_DEVICES=0");
+  std::string t = bare.text();
+  EXPECT_TRUE(has_line(t, "tmpfs /usr/bin")) << t;
+  EXPECT_NE(t.find(" -> /usr/bin/nvidia-smi [ro,nosuid,nodev]"), std::string::npos) << t;
+
+  Case empty;  // an empty /usr/bin hides nothing either
+  std::filesystem::create_directories(empty.rootfs + "/usr/bin");
+  empty.env("NVIDIA_VISIBLE_DEVICES=0");
+  EXPECT_TRUE(has_line(empty.text(), "tmpfs /usr/bin"));
+
+  Case image;
+  std::filesystem::create_directories(image.rootfs + "/usr/bin");
+  std::ofstream(image.rootfs + "/usr/bin/env") << "";
+  image.env("NVIDIA_VISIBLE_DEVICES=0");
+  t = image.text();
+  EXPECT_FALSE(has_line(t, "tmpfs /usr/bin")) << "the image's own binaries stay visible\n" << t;
+  EXPECT_NE(t.find(" -> /usr/bin/nvidia-smi [ro,nosuid,nodev]"), std::string::npos) << t;
+
+  Case spec_inside;
+  spec_inside.spec.mounts.push_back({"/usr/bin/tool", "", "/opt/tool", {"bind"}, {}, {}});
+  spec_inside.env("NVIDIA_VISIBLE_DEVICES=0");
+  EXPECT_FALSE(has_line(spec_inside.text(), "tmpfs /usr/bin")) << "a spec mount inside";
+
+  Case no_binary;  // graphics: no binary mounted, no tmpfs for none
+  no_binary.env("NVIDIA_VISIBLE_DEVICES=0").env("NVIDIA_DRIVER_CAPABILITIES=graphics");
+  t = no_binary.text();
+  EXPECT_EQ(t.find("/usr/bin"), std::string::npos) << t;
+}
+
 TEST(NvidiaModule, CompatRuleChoosesTheDropIn) {
   for (const auto& [image, used] : std::vector<std::pair<std::string, bool>>{
            {"compat-note", true}, {"compat-plain", true}, {"compat-unlisted", false}, {"compat-old", false}}) {
