@@ -9,7 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -53,7 +52,14 @@ struct Case {
     rootfs = test::make_rootfs(fixture, true, true, image);
     state = test::temp_dir("berth-state");
     cfg = test::fixture_config(fixture);
+    // The fake libraries answer at once unless a test wedges one (and then sets the short
+    // timeout it waits out): a short timeout here made healthy probes fail on a loaded
+    // machine, where a fork and a dlopen can take longer than 150 ms.
+    cfg.probe_timeout_ms = 10000;
+  }
+  Case& wedgeable() {
     cfg.probe_timeout_ms = 150;
+    return *this;
   }
   Case& env(const std::string& e) {
     spec.process->env.push_back(e);
@@ -110,14 +116,11 @@ TEST(NvidiaCudaProbe, AWedgedLibcudaCostsOneTimeoutAcrossCreates) {
   Env hang("FIXTURE_CUDA_HANG", "1");
   seccomp::testing::LogCapture warnings;
   Case c;
-  c.env("NVIDIA_VISIBLE_DEVICES=0").env("CUDA_VERSION=12.0.1");
+  c.wedgeable().env("NVIDIA_VISIBLE_DEVICES=0").env("CUDA_VERSION=12.0.1");
   constexpr int kCreates = 6;
-  auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < kCreates; ++i) ASSERT_TRUE(c.run()) << "create " << i << ": the requirement is skipped, not failed";
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  // One probe (one timeout) for all of them: the memo, counted rather than timed.
   EXPECT_EQ(calls(log), 1u) << "one probe for " << kCreates << " creates";
-  // One 150 ms timeout plus the module's own work, against 6 x 150 ms without the memo.
-  EXPECT_LT(ms, 150 * 3) << "creates took " << ms << " ms";
   std::string text = warnings.text();
   EXPECT_NE(text.find("nvidia: CUDA version unknown (libcuda.so.550.54.15 timed out after 150 ms at "), std::string::npos) << text;
   EXPECT_NE(text.find("; not asked again until the library changes or "), std::string::npos) << text;
@@ -126,11 +129,11 @@ TEST(NvidiaCudaProbe, AWedgedLibcudaCostsOneTimeoutAcrossCreates) {
   // Requests that need no CUDA version never meet the wedged driver.
   for (const char* caps : {"utility", "graphics", "compute,utility"}) {
     Case other;
-    other.env("NVIDIA_VISIBLE_DEVICES=1").env(std::string("NVIDIA_DRIVER_CAPABILITIES=") + caps);
+    other.wedgeable().env("NVIDIA_VISIBLE_DEVICES=1").env(std::string("NVIDIA_DRIVER_CAPABILITIES=") + caps);
     ASSERT_TRUE(other.run()) << caps;
   }
   Case disabled;
-  disabled.env("NVIDIA_VISIBLE_DEVICES=1").env("CUDA_VERSION=12.0.1").env("NVIDIA_DISABLE_REQUIRE=true");
+  disabled.wedgeable().env("NVIDIA_VISIBLE_DEVICES=1").env("CUDA_VERSION=12.0.1").env("NVIDIA_DISABLE_REQUIRE=true");
   ASSERT_TRUE(disabled.run());
   EXPECT_EQ(calls(log), 1u) << "utility, graphics, compute without requirement, DISABLE_REQUIRE: no probe";
 }
@@ -139,7 +142,7 @@ TEST(NvidiaCudaProbe, AWedgedLibcudaCostsOneTimeoutAcrossCreates) {
 TEST(NvidiaCudaProbe, FailuresAreRememberedPerLibraryUntilTheirRetryTime) {
   const std::string& f = test::gpu_fixture();
   NvidiaConfig cfg = test::fixture_config(f);
-  cfg.probe_timeout_ms = 150;
+  cfg.probe_timeout_ms = 10000;  // the cache holds a reference: the wedged part shortens it
   auto root = RootDir::open(cfg.driver_root);
   ASSERT_TRUE(root);
   std::string log = test::temp_dir("berth-cudalog") + "/calls";
@@ -167,6 +170,7 @@ TEST(NvidiaCudaProbe, FailuresAreRememberedPerLibraryUntilTheirRetryTime) {
   }
   {
     Env hang("FIXTURE_CUDA_HANG", "1");
+    cfg.probe_timeout_ms = 150;
     DriverFiles timed_out = ask(t0 + 1000);
     EXPECT_EQ(calls(log), 3u) << "the failure's window is over";
     EXPECT_NE(timed_out.cuda_error.find("timed out after 150 ms"), std::string::npos) << timed_out.cuda_error;
@@ -184,6 +188,7 @@ TEST(NvidiaCudaProbe, FailuresAreRememberedPerLibraryUntilTheirRetryTime) {
     EXPECT_EQ(calls(log), 5u) << "new inode";
     ask(t0 + 1003);
     EXPECT_EQ(calls(log), 5u) << "and that one's timeout is remembered in turn";
+    cfg.probe_timeout_ms = 10000;
   }
   DriverFiles healthy = ask(t0 + 1000 + kCudaRetryAfterTimeoutS + 10);
   EXPECT_EQ(healthy.cuda_version, "12.4") << healthy.cuda_error;
