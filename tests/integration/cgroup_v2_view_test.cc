@@ -47,7 +47,9 @@ Outcome in_v2_view(const Runtime& rt, const Bundle& direct, const Bundle& sleepe
   std::string inner =
       "mount -t cgroup2 cgroup2 /sys/fs/cgroup || exit 90\n"
       "T=/sys/kernel/tracing/instances/berth-v2view-$$\n"
-      "if mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && mkdir $T; then\n"
+      // tracefs may be mounted there already (systemd mounts it at boot; perf does too)
+      "if { [ -d /sys/kernel/tracing/instances ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; } &&\n"
+      "   mkdir $T; then\n"
       "  echo 1 > $T/events/cgroup/cgroup_attach_task/enable; echo tracing\n"
       "else echo no-tracefs; T=; fi\n" +
       berth + " --debug run --bundle " + direct.path() + " v2view-direct >" + o + "/run.out 2>" + o + "/run.err\n" +
