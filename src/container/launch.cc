@@ -132,11 +132,8 @@ Error init_error_or(int sock, Error job_error) {
   return job_error;
 }
 
-// --systemd-cgroup: the init sets itself up while systemd runs the unit's start job, and
-// waits for our kPlaced before it forks, runs anything, makes its cgroup namespace or
-// mounts its cgroup (init.cc, placed). The job is awaited here, after the first go and
-// before any of its questions is answered: nothing of the container's runs outside the
-// unit, and create never returns before the limits hold.
+}  // namespace
+
 Status await_placement(Launcher& l, int sock) {
   if (l.s.cg.job.empty()) return ok();
   Phases t("create");
@@ -146,6 +143,8 @@ Status await_placement(Launcher& l, int sock) {
   if (auto st = process::send(sock, Msg::kPlaced); !st && st.error().err() != EPIPE) return st;
   return ok();
 }
+
+namespace {
 
 // With a second stage, stage one reports the real init (kPid) and exits while the init
 // carries on over the same socket. The init waits for our go after kPid, so its kReady

@@ -70,6 +70,14 @@ DirectFacts direct_facts(const Launcher& l, const BuiltInit& b);
 // on exec.fifo) or, direct, until its execve.
 Status launch_init(Launcher& l, BuiltInit& b);
 
+// --systemd-cgroup: the init sets itself up while systemd runs the unit's start job
+// (begin_unit after the clone), and waits for our kPlaced before it forks, runs anything,
+// makes its cgroup namespace or mounts its cgroup (process/init.cc). The job is awaited
+// here, after the first go and before any of the init's questions is answered: nothing of
+// the container's runs outside the unit, and create never returns before the limits hold.
+// A failed job reports the init's error instead where the init sent one (it ended first).
+Status await_placement(Launcher& l, int sock);
+
 // The state hooks get on stdin: the record with `status` and `pid`.
 std::string hook_state(const ContainerRecord& r, const char* status, pid_t pid);
 // The pid and its start time into state.json; setting_up: marked first (no one sees the
