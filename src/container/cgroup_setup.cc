@@ -77,10 +77,8 @@ Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id,
     }
     BERTH_ASSIGN(auto plan, cgroups::systemd::plan(cfg, manager_cgroup));
     BERTH_TRY(check_existing(plan.files));
-    // Connected now: without a bus, create fails before the init exists.
-    if (!out.bus) {
-      BERTH_ASSIGN(out.bus, cgroups::systemd::connect_system_bus());
-    }
+    // The system's bus is connected by begin_unit, after the init's clone: loading
+    // libsystemd and connecting go while the init sets itself up.
     BERTH_ASSIGN(out.paths, cgroups::Manager::planned_paths(plan.files));
     out.systemd.emplace(std::move(plan));
     out.annotations = spec.annotations;
@@ -106,6 +104,9 @@ Status self_placement(const CgroupSetup& cg, std::vector<cgroups::TasksFile>* fi
 
 Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined, bool unified_joined) {
   if (cg.systemd && !cg.manager) {
+    if (!cg.bus) {
+      BERTH_ASSIGN(cg.bus, cgroups::systemd::connect_system_bus());
+    }
     BERTH_ASSIGN(auto m, cgroups::systemd::start(*cg.bus, *cg.systemd, pid, cg.annotations));
     cg.paths = m.paths();
     cg.manager.emplace(std::move(m));
@@ -118,6 +119,9 @@ Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined, bool unified_joi
 
 Status begin_unit(CgroupSetup& cg, pid_t pid) {
   if (!cg.systemd || cg.manager || !cg.job.empty()) return Error::generic("systemd cgroup driver: no unit to start");
+  if (!cg.bus) {
+    BERTH_ASSIGN(cg.bus, cgroups::systemd::connect_system_bus());
+  }
   BERTH_ASSIGN(cg.job, cgroups::systemd::begin_start(*cg.bus, *cg.systemd, pid, cg.annotations));
   cg.job_pid = pid;
   return ok();

@@ -134,9 +134,13 @@ Error init_error_or(int sock, Error job_error) {
 
 }  // namespace
 
-Status await_placement(Launcher& l, int sock) {
-  if (l.s.cg.job.empty()) return ok();
+Status place_in_unit(Launcher& l, int sock) {
+  if (!l.s.cg.systemd || l.s.cg.manager) return ok();
   Phases t("create");
+  if (l.s.cg.job.empty()) {
+    if (auto st = begin_unit(l.s.cg, l.init_pid); !st) return init_error_or(sock, std::move(st).error());
+    t.mark("systemd unit started with the init, which sets itself up meanwhile");
+  }
   if (auto st = finish_unit(l.s.cg); !st) return init_error_or(sock, std::move(st).error());
   t.mark("systemd's job done, the init set up meanwhile");
   // An init that failed meanwhile: the conversation reads its error (as first_go).
@@ -158,7 +162,7 @@ Status converse(Launcher& l, int sock, const process::InitConfig& cfg) {
             l.s.spec.linux && l.s.spec.linux->seccomp ? &*l.s.spec.linux->seccomp : nullptr,
             [&l] { return hook_state(l.s.record, "creating", l.s.record.pid); }};
   BERTH_TRY(first_go(l, sock, (cfg.clone_flags & CLONE_NEWUSER) != 0, pid_pending));
-  BERTH_TRY(await_placement(l, sock));
+  BERTH_TRY(place_in_unit(l, sock));
   while (true) {
     BERTH_ASSIGN(Message m, process::receive(sock));
     switch (m.type) {
@@ -197,8 +201,8 @@ Status spawn_init(Launcher& l, BuiltInit& b, UniqueFd fifo) {
   cfg.settle_pending = !forks;
   cfg.dumpable_until_mapped = l.userns.creates && l.userns.unprivileged;
   bool in_cgroup = false;
-  // --systemd-cgroup: the unit is started with the init in it, its job awaited while the
-  // init sets up (await_placement).
+  // --systemd-cgroup: the unit is started with the init in it after the first go, and its
+  // job awaited, while the init sets up (place_in_unit).
   cfg.placement_pending = l.s.cg.systemd && !l.s.cg.manager;
   // A user namespace made by the clone holds the init until we wrote its maps: we place it.
   std::vector<cgroups::TasksFile> tasks;
@@ -214,10 +218,7 @@ Status spawn_init(Launcher& l, BuiltInit& b, UniqueFd fifo) {
   t.mark("clone");
   if (forks) BERTH_TRY(record_pid(*l.s.dir, l.s.record, l.init_pid, true));  // stage one, until kPid
   tasks.clear();  // the init has its own copies of the fds
-  if (cfg.placement_pending) {
-    BERTH_TRY(begin_unit(l.s.cg, l.init.pid()));
-    t.mark("systemd unit started with the init (its job awaited while the init sets up)");
-  } else {
+  if (!cfg.placement_pending) {
     BERTH_TRY(join_cgroups(l.s.cg, l.init.pid(), !cfg.cgroup_tasks.empty(), in_cgroup));
     t.mark(in_cgroup ? "init born in its cgroup (the unified one; it moves itself into the v1 ones)"
                      : "init joined the cgroups (the unified one; it moves itself into the v1 ones)");

@@ -70,13 +70,14 @@ DirectFacts direct_facts(const Launcher& l, const BuiltInit& b);
 // on exec.fifo) or, direct, until its execve.
 Status launch_init(Launcher& l, BuiltInit& b);
 
-// --systemd-cgroup: the init sets itself up while systemd runs the unit's start job
-// (begin_unit after the clone), and waits for our kPlaced before it forks, runs anything,
-// makes its cgroup namespace or mounts its cgroup (process/init.cc). The job is awaited
-// here, after the first go and before any of the init's questions is answered: nothing of
-// the container's runs outside the unit, and create never returns before the limits hold.
-// A failed job reports the init's error instead where the init sent one (it ended first).
-Status await_placement(Launcher& l, int sock);
+// --systemd-cgroup, after the first go: the unit started with the init in it (the bus
+// connected then, if it is not yet), its job awaited, then kPlaced. The init sets itself up
+// meanwhile and waits for kPlaced before it forks, runs anything, makes its cgroup
+// namespace or mounts its cgroup (process/init.cc); none of its questions is answered
+// before: nothing of the container's runs outside the unit, and create never returns
+// before the limits hold. Where the init sent an error (it ended first, so systemd had no
+// pid to move) that error is reported, not the unit's. Nothing without a unit to start.
+Status place_in_unit(Launcher& l, int sock);
 
 // The state hooks get on stdin: the record with `status` and `pid`.
 std::string hook_state(const ContainerRecord& r, const char* status, pid_t pid);

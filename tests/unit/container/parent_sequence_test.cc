@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -189,10 +190,10 @@ unlinkat(3, "criu-root", AT_REMOVEDIR)
 )");
 }
 
-// --systemd-cgroup: the unit started with the init after its clone (begin_unit), then,
-// after the first go, systemd's job awaited while the init sets itself up
-// (await_placement), over a real socket, a fake bus and a fake cgroup tree (hybrid: the
-// v1 hierarchies systemd leaves out are joined after the job).
+// --systemd-cgroup: after the init's first go, the unit started with it and systemd's job
+// awaited while the init sets itself up (place_in_unit), over a real socket, a fake bus
+// and a fake cgroup tree (hybrid: the v1 hierarchies systemd leaves out are joined after
+// the job).
 struct Placement {
   cgroups::testing::FakeTree tree{cgroups::Layout::kHybrid};
   cgroups::Host host = tree.host();
@@ -218,6 +219,7 @@ struct Placement {
     bus = b.get();
     s.cg.bus = std::move(b);
     bus->on_wait = [this] { tree.add_cgroup("/system.slice/docker-abc.scope"); };  // the job runs
+    l.init_pid = 42;
     int sv[2];
     EXPECT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
     ours.reset(sv[0]);
@@ -231,23 +233,27 @@ struct Placement {
   }
 };
 
-TEST(ParentSequence, SystemdJobAwaitedWhileTheInitSetsUpThenPlaced) {
+TEST(ParentSequence, SystemdUnitStartedAndAwaitedThenPlaced) {
   Placement t;
-  ASSERT_TRUE(begin_unit(t.s.cg, 42));
-  EXPECT_EQ(t.bus->log, std::vector<std::string>{"start docker-abc.scope"});  // no wait yet
-  EXPECT_FALSE(t.s.cg.manager);
-  auto st = await_placement(t.l, t.ours.get());
+  std::vector<std::string> at_start;
+  t.bus->on_start = [&] { at_start = t.bus->log; };
+  auto st = place_in_unit(t.l, t.ours.get());
   ASSERT_TRUE(st) << st.error().message();
+  EXPECT_EQ(at_start, std::vector<std::string>{"start docker-abc.scope"});
+  EXPECT_NE(std::find(t.bus->started.begin(), t.bus->started.end(),
+                      cgroups::systemd::Property{"PIDs", cgroups::systemd::Value::u32_array({42})}),
+            t.bus->started.end());
   EXPECT_EQ(t.bus->log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000"}));
   EXPECT_EQ(t.told(), std::vector<process::Msg>{process::Msg::kPlaced});
   ASSERT_TRUE(t.s.cg.manager);
   EXPECT_TRUE(t.s.cg.job.empty());
   EXPECT_EQ(t.tree.read(t.tree.file("freezer", "/system.slice/docker-abc.scope", "cgroup.procs")), "42");
-  // Nothing pending any more: a second call asks nothing, and the undo of a later
-  // failure is the started unit's usual removal, not an abandon.
-  ASSERT_TRUE(await_placement(t.l, t.ours.get()));
+  // Placed: a second call asks nothing, and a later failure's undo is the started unit's
+  // usual removal, not an abandon.
+  ASSERT_TRUE(place_in_unit(t.l, t.ours.get()));
   abandon_unit(t.s.cg);
   EXPECT_EQ(t.bus->log.size(), 2u);
+  EXPECT_TRUE(t.told().empty());
 }
 
 // The job fails after the init set itself up: create fails with the job's end, the init is
@@ -256,8 +262,7 @@ TEST(ParentSequence, SystemdJobAwaitedWhileTheInitSetsUpThenPlaced) {
 TEST(ParentSequence, SystemdJobFailsAfterTheInitSetUp) {
   Placement t;
   t.bus->job_result = "failed";
-  ASSERT_TRUE(begin_unit(t.s.cg, 42));
-  auto st = await_placement(t.l, t.ours.get());
+  auto st = place_in_unit(t.l, t.ours.get());
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().message(), "error creating systemd unit `docker-abc.scope`: got `failed`");
   EXPECT_TRUE(t.told().empty());
@@ -267,17 +272,21 @@ TEST(ParentSequence, SystemdJobFailsAfterTheInitSetUp) {
                                                   "reset-failed docker-abc.scope"}));
 }
 
-// An init that failed (and ended) during the job makes the job fail for want of its pid:
-// its own error is the one create reports.
-TEST(ParentSequence, SystemdJobFailsAfterTheInitReportedItsError) {
-  Placement t;
-  t.bus->job_result = "failed";
-  ASSERT_TRUE(begin_unit(t.s.cg, 42));
-  ASSERT_TRUE(process::send_error(t.theirs.get(), Error::generic("prepare rootfs: mount /proc: no such device")));
-  auto st = await_placement(t.l, t.ours.get());
-  ASSERT_FALSE(st);
-  EXPECT_EQ(st.error().message(), "prepare rootfs: mount /proc: no such device");
-  EXPECT_TRUE(t.told().empty());
+// An init that failed (and ended) meanwhile leaves systemd no pid to move: the job fails,
+// or the start is refused; either way the init's own error is the one create reports.
+TEST(ParentSequence, SystemdFailureAfterTheInitReportedItsError) {
+  for (bool refused : {false, true}) {
+    SCOPED_TRACE(refused ? "start refused" : "job failed");
+    Placement t;
+    if (refused) t.bus->exists_times = 2;
+    else t.bus->job_result = "failed";
+    ASSERT_TRUE(process::send_error(t.theirs.get(), Error::generic("prepare rootfs: mount /proc: no such device")));
+    auto st = place_in_unit(t.l, t.ours.get());
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().message(), "prepare rootfs: mount /proc: no such device");
+    EXPECT_TRUE(t.told().empty());
+    EXPECT_TRUE(t.s.cg.job.empty());
+  }
 }
 
 // systemd never finishes the job: after the job timeout the unit is stopped and create
@@ -285,8 +294,7 @@ TEST(ParentSequence, SystemdJobFailsAfterTheInitReportedItsError) {
 TEST(ParentSequence, SystemdJobNeverEndsTimesOut) {
   Placement t;
   t.bus->job_timeout = true;
-  ASSERT_TRUE(begin_unit(t.s.cg, 42));
-  auto st = await_placement(t.l, t.ours.get());
+  auto st = place_in_unit(t.l, t.ours.get());
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().err(), ETIMEDOUT);
   EXPECT_NE(st.error().message().find("timeout waiting for systemd to create docker-abc.scope"), std::string::npos)
@@ -298,8 +306,8 @@ TEST(ParentSequence, SystemdJobNeverEndsTimesOut) {
   EXPECT_EQ(t.bus->log.size(), 4u);
 }
 
-// create fails between the unit's start and the job's wait (the first go, the pid record):
-// its undo kills what the unit holds and stops the unit, whose job it never awaited.
+// create fails between the unit's start and the job's wait: its undo kills what the unit
+// holds and stops the unit, whose job it never awaited.
 TEST(ParentSequence, SystemdUnitAbandonedBeforeItsJobIsStopped) {
   Placement t;
   ASSERT_TRUE(begin_unit(t.s.cg, 42));
@@ -307,8 +315,6 @@ TEST(ParentSequence, SystemdUnitAbandonedBeforeItsJobIsStopped) {
   EXPECT_TRUE(t.s.cg.job.empty());
   EXPECT_EQ(t.bus->log, (std::vector<std::string>{"start docker-abc.scope", "stop docker-abc.scope", "wait 2 30000",
                                                   "reset-failed docker-abc.scope"}));
-  ASSERT_TRUE(await_placement(t.l, t.ours.get()));  // nothing left to await
-  EXPECT_TRUE(t.told().empty());
 }
 
 using Scenario = std::function<Outcome(SourcesSys&)>;
