@@ -54,8 +54,26 @@ Result<std::map<std::string, std::string>> planned_cgroup_paths(const spec::Spec
   return cgroups::Manager::planned_paths(plan.files);
 }
 
+void EarlyBus::start() {
+  if (started_) return;
+  started_ = true;
+  thread_ = std::thread([this] { bus_.emplace(cgroups::systemd::connect_system_bus()); });
+}
+
+void EarlyBus::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<std::unique_ptr<cgroups::systemd::Bus>> EarlyBus::take() {
+  join();
+  if (!bus_) return Error::generic("systemd cgroup driver: no connection to take");
+  auto out = std::move(*bus_);
+  bus_.reset();
+  return out;
+}
+
 Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
-                                  const std::vector<spec::DeviceRule>& extra_rules) {
+                                  const std::vector<spec::DeviceRule>& extra_rules, EarlyBus* early) {
   cgroups::Config cfg = placement(spec, id, systemd);
   cfg.rootless = rootless;
   const spec::Linux* l = spec.linux ? &*spec.linux : nullptr;
@@ -77,8 +95,12 @@ Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id,
     }
     BERTH_ASSIGN(auto plan, cgroups::systemd::plan(cfg, manager_cgroup));
     BERTH_TRY(check_existing(plan.files));
-    // The system's bus is connected by begin_unit, after the init's clone: loading
-    // libsystemd and connecting go while the init sets itself up.
+    // Connected now: without a bus, create fails before the init exists.
+    if (!out.bus && early && early->started()) {
+      BERTH_ASSIGN(out.bus, early->take());
+    } else if (!out.bus) {
+      BERTH_ASSIGN(out.bus, cgroups::systemd::connect_system_bus());
+    }
     BERTH_ASSIGN(out.paths, cgroups::Manager::planned_paths(plan.files));
     out.systemd.emplace(std::move(plan));
     out.annotations = spec.annotations;
@@ -104,9 +126,6 @@ Status self_placement(const CgroupSetup& cg, std::vector<cgroups::TasksFile>* fi
 
 Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined, bool unified_joined) {
   if (cg.systemd && !cg.manager) {
-    if (!cg.bus) {
-      BERTH_ASSIGN(cg.bus, cgroups::systemd::connect_system_bus());
-    }
     BERTH_ASSIGN(auto m, cgroups::systemd::start(*cg.bus, *cg.systemd, pid, cg.annotations));
     cg.paths = m.paths();
     cg.manager.emplace(std::move(m));
@@ -119,9 +138,6 @@ Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined, bool unified_joi
 
 Status begin_unit(CgroupSetup& cg, pid_t pid) {
   if (!cg.systemd || cg.manager || !cg.job.empty()) return Error::generic("systemd cgroup driver: no unit to start");
-  if (!cg.bus) {
-    BERTH_ASSIGN(cg.bus, cgroups::systemd::connect_system_bus());
-  }
   BERTH_ASSIGN(cg.job, cgroups::systemd::begin_start(*cg.bus, *cg.systemd, pid, cg.annotations));
   cg.job_pid = pid;
   return ok();
