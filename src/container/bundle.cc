@@ -60,7 +60,7 @@ Status prepare_state(const StageRequest& r, Staged& s, Rollback& undo) {
 
 Status make_cgroups(const StageRequest& r, Staged& s, const std::vector<spec::DeviceRule>& extra_rules,
                     Rollback& undo) {
-  BERTH_ASSIGN(s.cg, setup_cgroups(s.spec, r.id, r.systemd_cgroup, s.rootless, extra_rules, &s.early_bus));
+  BERTH_ASSIGN(s.cg, setup_cgroups(s.spec, r.id, r.systemd_cgroup, s.rootless, extra_rules));
   undo.push([&s, systemd = r.systemd_cgroup] {
     // systemd: only a unit this create started is stopped (begin_unit starts it; one whose
     // job was not awaited yet is abandoned). One that existed already (StartTransientUnit

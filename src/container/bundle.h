@@ -25,8 +25,6 @@ struct Staged {
   std::optional<ContainerDir> dir;
   CgroupSetup cg;
   bool rootless = false;  // --rootless resolved: cgroups we may not write are left out
-  // Declared last, so joined first: nothing the thread touches is gone before it ends.
-  EarlyBus early_bus;     // --systemd-cgroup as root: connecting while create goes on
 };
 
 // What the caller asked for, in the words create and restore share.

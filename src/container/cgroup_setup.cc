@@ -54,26 +54,8 @@ Result<std::map<std::string, std::string>> planned_cgroup_paths(const spec::Spec
   return cgroups::Manager::planned_paths(plan.files);
 }
 
-void EarlyBus::start() {
-  if (started_) return;
-  started_ = true;
-  thread_ = std::thread([this] { bus_.emplace(cgroups::systemd::connect_system_bus()); });
-}
-
-void EarlyBus::join() {
-  if (thread_.joinable()) thread_.join();
-}
-
-Result<std::unique_ptr<cgroups::systemd::Bus>> EarlyBus::take() {
-  join();
-  if (!bus_) return Error::generic("systemd cgroup driver: no connection to take");
-  auto out = std::move(*bus_);
-  bus_.reset();
-  return out;
-}
-
 Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
-                                  const std::vector<spec::DeviceRule>& extra_rules, EarlyBus* early) {
+                                  const std::vector<spec::DeviceRule>& extra_rules) {
   cgroups::Config cfg = placement(spec, id, systemd);
   cfg.rootless = rootless;
   const spec::Linux* l = spec.linux ? &*spec.linux : nullptr;
@@ -96,9 +78,7 @@ Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id,
     BERTH_ASSIGN(auto plan, cgroups::systemd::plan(cfg, manager_cgroup));
     BERTH_TRY(check_existing(plan.files));
     // Connected now: without a bus, create fails before the init exists.
-    if (!out.bus && early && early->started()) {
-      BERTH_ASSIGN(out.bus, early->take());
-    } else if (!out.bus) {
+    if (!out.bus) {
       BERTH_ASSIGN(out.bus, cgroups::systemd::connect_system_bus());
     }
     BERTH_ASSIGN(out.paths, cgroups::Manager::planned_paths(plan.files));

@@ -11,7 +11,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "berth/result.h"
@@ -41,38 +40,13 @@ struct CgroupSetup {
   pid_t job_pid = 0;
 };
 
-// --systemd-cgroup as root: libsystemd loaded and systemd's bus connected on a thread of
-// its own while create writes its state and plans the init (under emulation 40 ms of a
-// create that would otherwise wait for them). Joined by take(), or by the destructor on a
-// create that fails earlier, and so always before create forks or clones anything: the
-// init is a copy of this process, and a second thread's locks (the loader's, malloc's)
-// would be copied held. Nothing else runs on it.
-class EarlyBus {
- public:
-  EarlyBus() = default;
-  EarlyBus(const EarlyBus&) = delete;
-  EarlyBus& operator=(const EarlyBus&) = delete;
-  ~EarlyBus() { join(); }
-  void start();
-  bool started() const { return started_; }
-  // The connection or its error; the thread joined.
-  Result<std::unique_ptr<cgroups::systemd::Bus>> take();
-
- private:
-  void join();
-  bool started_ = false;
-  std::thread thread_;
-  std::optional<Result<std::unique_ptr<cgroups::systemd::Bus>>> bus_;
-};
-
 // Where setup_cgroups() will put the container, creating nothing (recorded in the state
 // first, so that a create killed halfway leaves cgroups `delete` can find).
 Result<std::map<std::string, std::string>> planned_cgroup_paths(const spec::Spec& spec, const std::string& id,
                                                                 bool systemd);
-// extra_rules: device rules added by device modules (GPU/RDMA nodes); early: the system's
-// bus being connected already (EarlyBus), taken instead of a connection of its own.
+// extra_rules: device rules added by device modules (GPU/RDMA nodes).
 Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id, bool systemd, bool rootless,
-                                  const std::vector<spec::DeviceRule>& extra_rules, EarlyBus* early = nullptr);
+                                  const std::vector<spec::DeviceRule>& extra_rules);
 // v1_joined: the process moved itself into the v1 hierarchies (self_placement);
 // unified_joined: it was born in the unified one (unified_fd). What is left is written.
 Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined = false, bool unified_joined = false);

@@ -61,8 +61,6 @@ Status create_steps(Creation& c) {
   container::StageRequest req = container::stage_request(c.o, !c.o.foreground, "create");
   // Rootless decisions before anything exists: a refused config leaves nothing behind.
   BERTH_TRY(container::load_staged(req, c.s));
-  // The system's systemd: loaded and connected while the state and the plan are made.
-  if (c.o.systemd_cgroup && !c.s.rootless) c.s.early_bus.start();
   BERTH_ASSIGN(c.l.userns, container::plan_user_ns(c.s.spec, linux::MapCaller::current()));
   t.mark("config");
   BERTH_TRY(container::prepare_state(req, c.s, c.undo));

@@ -70,8 +70,8 @@ DirectFacts direct_facts(const Launcher& l, const BuiltInit& b);
 // on exec.fifo) or, direct, until its execve.
 Status launch_init(Launcher& l, BuiltInit& b);
 
-// --systemd-cgroup, after the first go: the unit started with the init in it (the bus
-// connected then, if it is not yet), its job awaited, then kPlaced. The init sets itself up
+// --systemd-cgroup, after the first go: the unit started with the init in it, its job
+// awaited, then kPlaced. The init sets itself up
 // meanwhile and waits for kPlaced before it forks, runs anything, makes its cgroup
 // namespace or mounts its cgroup (process/init.cc); none of its questions is answered
 // before: nothing of the container's runs outside the unit, and create never returns

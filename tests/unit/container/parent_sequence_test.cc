@@ -317,28 +317,6 @@ TEST(ParentSequence, SystemdUnitAbandonedBeforeItsJobIsStopped) {
                                                   "reset-failed docker-abc.scope"}));
 }
 
-// The early connection's thread ends before its result is handed over (take joins it),
-// and a create that never takes it joins it on the way out; its error is the one a
-// connection made in place would give (here, without systemd as PID 1, or with it).
-TEST(ParentSequence, EarlyBusJoinsBeforeItsResultIsTaken) {
-  EarlyBus never_started;
-  EXPECT_FALSE(never_started.started());
-  EXPECT_FALSE(never_started.take());
-  {
-    EarlyBus dropped;
-    dropped.start();
-  }  // joined here
-  EarlyBus early;
-  early.start();
-  auto bus = early.take();
-  auto direct = cgroups::systemd::connect_system_bus();
-  EXPECT_EQ(bool(bus), bool(direct));
-  if (!bus && !direct) {
-    EXPECT_EQ(bus.error().message(), direct.error().message());
-  }
-  EXPECT_FALSE(early.take());  // handed over once
-}
-
 using Scenario = std::function<Outcome(SourcesSys&)>;
 struct Named {
   std::string name;
