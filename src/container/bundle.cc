@@ -62,9 +62,10 @@ Status make_cgroups(const StageRequest& r, Staged& s, const std::vector<spec::De
                     Rollback& undo) {
   BERTH_ASSIGN(s.cg, setup_cgroups(s.spec, r.id, r.systemd_cgroup, s.rootless, extra_rules));
   undo.push([&s, systemd = r.systemd_cgroup] {
-    // systemd: only a unit this create started is stopped (join_cgroups starts it). One
-    // that existed already (StartTransientUnit answered UnitExists) is another container's.
-    if (systemd && !s.cg.manager) return;
+    // systemd: only a unit this create started is stopped (begin_unit starts it; one whose
+    // job was not awaited yet is abandoned). One that existed already (StartTransientUnit
+    // answered UnitExists) is another container's.
+    if (systemd && !s.cg.manager) return abandon_unit(s.cg);
     (void)remove_cgroups(s.cg.paths, systemd);
   });
   s.record.cgroup_paths = s.cg.paths;

@@ -29,11 +29,15 @@ struct CgroupSetup {
   // For CLONE_INTO_CGROUP: v2_fd, or a hybrid host's unified hierarchy, where a child born
   // there has only the v1 hierarchies left to join (Manager::unified_dir_fd).
   int unified_fd = -1;
-  // --systemd-cgroup: the unit is started in join_cgroups, once the init's pid exists
-  // (systemd puts it in the scope itself); until then there is no manager.
+  // --systemd-cgroup: the unit is started once the init's pid exists (systemd puts it in
+  // the scope itself): begin_unit/finish_unit for create, join_cgroups for restore; until
+  // then there is no manager.
   std::optional<cgroups::systemd::Plan> systemd;
   std::unique_ptr<cgroups::systemd::Bus> bus;
   std::map<std::string, std::string> annotations;
+  // create: the unit's start job (begin_unit) until finish_unit awaits it, and its pid.
+  std::string job;
+  pid_t job_pid = 0;
 };
 
 // Where setup_cgroups() will put the container, creating nothing (recorded in the state
@@ -46,6 +50,15 @@ Result<CgroupSetup> setup_cgroups(const spec::Spec& spec, const std::string& id,
 // v1_joined: the process moved itself into the v1 hierarchies (self_placement);
 // unified_joined: it was born in the unified one (unified_fd). What is left is written.
 Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined = false, bool unified_joined = false);
+// --systemd-cgroup's create, in two halves so that the init sets itself up while systemd
+// runs the unit's start job: begin_unit starts the unit with `pid` (StartTransientUnit,
+// cg.job);
+// finish_unit awaits the job, writes the limits and joins the v1 hierarchies (cg.manager;
+// nothing if no job is pending; a failure has undone the unit); abandon_unit, a create's
+// undo when it failed in between, kills what the unit holds and stops it.
+Status begin_unit(CgroupSetup& cg, pid_t pid);
+Status finish_unit(CgroupSetup& cg);
+void abandon_unit(CgroupSetup& cg);
 // The v1 hierarchies' tasks files for a child that moves itself there (tasks ← "0", on
 // these fds, before anything else), kept in *files for as long as the child may write;
 // *out lists them for its config. None (the parent writes) with the systemd driver, when

@@ -122,6 +122,34 @@ Status first_go(Launcher& l, int sock, bool maps_on_clone, bool forks) {
   return ok();
 }
 
+// The init's error, if it sent one before it ended (its pid gone, systemd's job failed
+// for want of it): that says why, where the job's end only says that it failed.
+Error init_error_or(int sock, Error job_error) {
+  pollfd p{sock, POLLIN, 0};
+  if (::poll(&p, 1, 0) != 1) return job_error;
+  auto m = process::receive(sock);
+  if (m && m->type == Msg::kError) return process::to_error(*m);
+  return job_error;
+}
+
+}  // namespace
+
+Status place_in_unit(Launcher& l, int sock) {
+  if (!l.s.cg.systemd || l.s.cg.manager) return ok();
+  Phases t("create");
+  if (l.s.cg.job.empty()) {
+    if (auto st = begin_unit(l.s.cg, l.init_pid); !st) return init_error_or(sock, std::move(st).error());
+    t.mark("systemd unit started with the init, which sets itself up meanwhile");
+  }
+  if (auto st = finish_unit(l.s.cg); !st) return init_error_or(sock, std::move(st).error());
+  t.mark("systemd's job done, the init set up meanwhile");
+  // An init that failed meanwhile: the conversation reads its error (as first_go).
+  if (auto st = process::send(sock, Msg::kPlaced); !st && st.error().err() != EPIPE) return st;
+  return ok();
+}
+
+namespace {
+
 // With a second stage, stage one reports the real init (kPid) and exits while the init
 // carries on over the same socket. The init waits for our go after kPid, so its kReady
 // cannot overtake kPid; one that did would make `create` name stage one in the pid file
@@ -134,6 +162,7 @@ Status converse(Launcher& l, int sock, const process::InitConfig& cfg) {
             l.s.spec.linux && l.s.spec.linux->seccomp ? &*l.s.spec.linux->seccomp : nullptr,
             [&l] { return hook_state(l.s.record, "creating", l.s.record.pid); }};
   BERTH_TRY(first_go(l, sock, (cfg.clone_flags & CLONE_NEWUSER) != 0, pid_pending));
+  BERTH_TRY(place_in_unit(l, sock));
   while (true) {
     BERTH_ASSIGN(Message m, process::receive(sock));
     switch (m.type) {
@@ -172,6 +201,9 @@ Status spawn_init(Launcher& l, BuiltInit& b, UniqueFd fifo) {
   cfg.settle_pending = !forks;
   cfg.dumpable_until_mapped = l.userns.creates && l.userns.unprivileged;
   bool in_cgroup = false;
+  // --systemd-cgroup: the unit is started with the init in it after the first go, and its
+  // job awaited, while the init sets up (place_in_unit).
+  cfg.placement_pending = l.s.cg.systemd && !l.s.cg.manager;
   // A user namespace made by the clone holds the init until we wrote its maps: we place it.
   std::vector<cgroups::TasksFile> tasks;
   if (!(cfg.clone_flags & CLONE_NEWUSER)) BERTH_TRY(self_placement(l.s.cg, &tasks, &cfg.cgroup_tasks));
@@ -186,9 +218,11 @@ Status spawn_init(Launcher& l, BuiltInit& b, UniqueFd fifo) {
   t.mark("clone");
   if (forks) BERTH_TRY(record_pid(*l.s.dir, l.s.record, l.init_pid, true));  // stage one, until kPid
   tasks.clear();  // the init has its own copies of the fds
-  BERTH_TRY(join_cgroups(l.s.cg, l.init.pid(), !cfg.cgroup_tasks.empty(), in_cgroup));
-  t.mark(in_cgroup ? "init born in its cgroup (the unified one; it moves itself into the v1 ones)"
-                   : "init joined the cgroups (the unified one; it moves itself into the v1 ones)");
+  if (!cfg.placement_pending) {
+    BERTH_TRY(join_cgroups(l.s.cg, l.init.pid(), !cfg.cgroup_tasks.empty(), in_cgroup));
+    t.mark(in_cgroup ? "init born in its cgroup (the unified one; it moves itself into the v1 ones)"
+                     : "init joined the cgroups (the unified one; it moves itself into the v1 ones)");
+  }
   return converse(l, socks.first.get(), cfg);
 }
 

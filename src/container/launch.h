@@ -70,6 +70,15 @@ DirectFacts direct_facts(const Launcher& l, const BuiltInit& b);
 // on exec.fifo) or, direct, until its execve.
 Status launch_init(Launcher& l, BuiltInit& b);
 
+// --systemd-cgroup, after the first go: the unit started with the init in it, its job
+// awaited, then kPlaced. The init sets itself up
+// meanwhile and waits for kPlaced before it forks, runs anything, makes its cgroup
+// namespace or mounts its cgroup (process/init.cc); none of its questions is answered
+// before: nothing of the container's runs outside the unit, and create never returns
+// before the limits hold. Where the init sent an error (it ended first, so systemd had no
+// pid to move) that error is reported, not the unit's. Nothing without a unit to start.
+Status place_in_unit(Launcher& l, int sock);
+
 // The state hooks get on stdin: the record with `status` and `pid`.
 std::string hook_state(const ContainerRecord& r, const char* status, pid_t pid);
 // The pid and its start time into state.json; setting_up: marked first (no one sees the

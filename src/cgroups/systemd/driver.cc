@@ -110,7 +110,7 @@ Result<std::vector<Property>> versioned(Bus& bus, PropertyOptions o, const Build
 
 }  // namespace
 
-Status start_unit(Bus& bus, const std::string& name, const std::vector<Property>& props) {
+Result<std::string> start_job(Bus& bus, const std::string& name, const std::vector<Property>& props) {
   auto job = bus.start_transient_unit(name, props);
   if (!job && job.error().err() == EEXIST) {
     // Perhaps a failed unit of an earlier container of this name: reset it, try once more.
@@ -118,7 +118,11 @@ Status start_unit(Bus& bus, const std::string& name, const std::vector<Property>
     job = bus.start_transient_unit(name, props);
   }
   if (!job) return std::move(job).error().context("unable to start unit \"" + name + "\"");
-  auto result = bus.wait_job(*job, kJobTimeoutMs);
+  return job;
+}
+
+Status await_start(Bus& bus, const std::string& name, const std::string& job) {
+  auto result = bus.wait_job(job, kJobTimeoutMs);
   if (!result) {
     (void)stop_unit(bus, name);
     return std::move(result).error().context("timeout waiting for systemd to create " + name);
@@ -128,6 +132,11 @@ Status start_unit(Bus& bus, const std::string& name, const std::vector<Property>
     return Error::generic("error creating systemd unit `" + name + "`: got `" + *result + "`");
   }
   return ok();
+}
+
+Status start_unit(Bus& bus, const std::string& name, const std::vector<Property>& props) {
+  BERTH_ASSIGN(auto job, start_job(bus, name, props));
+  return await_start(bus, name, job);
 }
 
 Status stop_unit(Bus& bus, const std::string& name) {
@@ -189,23 +198,37 @@ bool unit_gone(const std::string& name, const std::map<std::string, std::string>
   return ::lstat((transient_dir + "/" + name).c_str(), &st) != 0 && errno == ENOENT;
 }
 
-Result<Manager> start(Bus& bus, const Plan& p, pid_t pid, const std::map<std::string, std::string>& annotations) {
+Result<std::string> begin_start(Bus& bus, const Plan& p, pid_t pid,
+                                const std::map<std::string, std::string>& annotations) {
   PropertyOptions o;
   o.v2 = p.v2;
   BERTH_ASSIGN(auto props, versioned(bus, o, [&](const PropertyOptions& vo) {
     return start_properties(p, pid, annotations, vo);
   }));
-  // Known before the unit exists: the undo step below needs them whatever fails.
-  BERTH_ASSIGN(auto paths, Manager::planned_paths(p.files));
-  BERTH_TRY(start_unit(bus, p.unit.name, props));
+  return start_job(bus, p.unit.name, props);
+}
+
+Result<Manager> finish_start(Bus& bus, const Plan& p, pid_t pid, const std::string& job) {
+  // Known before the job's end: the undo step below needs them whatever fails.
+  auto paths = Manager::planned_paths(p.files);
+  if (!paths) {
+    (void)stop_unit(bus, p.unit.name);
+    return std::move(paths).error();
+  }
+  BERTH_TRY(await_start(bus, p.unit.name, job));
   Rollback undo;
-  undo.push([&bus, &p, &paths] { (void)kill_and_stop(bus, p.unit.name, paths); });
+  undo.push([&bus, &p, &paths] { (void)kill_and_stop(bus, p.unit.name, *paths); });
   BERTH_ASSIGN(Manager m, Manager::create(p.files));
   // v2: systemd put the pid in the unit's cgroup already; v1/hybrid: the hierarchies
   // systemd does not manage still need it (runc's legacy manager joins them the same way).
   if (!p.v2) BERTH_TRY(m.add_process(pid));
   undo.commit();
   return m;
+}
+
+Result<Manager> start(Bus& bus, const Plan& p, pid_t pid, const std::map<std::string, std::string>& annotations) {
+  BERTH_ASSIGN(auto job, begin_start(bus, p, pid, annotations));
+  return finish_start(bus, p, pid, job);
 }
 
 Status update(Bus& bus, const std::string& unit, Manager& m, const spec::Resources& r,

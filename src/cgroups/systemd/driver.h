@@ -46,6 +46,10 @@ Result<std::vector<Property>> start_properties(const Plan& p, pid_t pid,
 // StartTransientUnit + the job's end (runc: a unit left over as "failed" is reset and the
 // start tried once more; a job that does not end "done" is an error, and the unit reset).
 Status start_unit(Bus& bus, const std::string& name, const std::vector<Property>& props);
+// Its halves: the call (→ the job's path), then the job's end (a unit whose job failed is
+// reset; one whose job timed out, stopped, so nothing is left if it ever comes).
+Result<std::string> start_job(Bus& bus, const std::string& name, const std::vector<Property>& props);
+Status await_start(Bus& bus, const std::string& name, const std::string& job);
 // StopUnit + the job's end, then ResetFailedUnit; a unit systemd does not know is fine.
 Status stop_unit(Bus& bus, const std::string& name);
 
@@ -71,6 +75,14 @@ Status remove_unit(Bus& bus, const std::string& name, const std::map<std::string
 // failure after the start, what the unit holds is killed and the unit stopped
 // (kill_and_stop): `pid` must not be the caller's own (restore starts it with CRIU's worker).
 Result<Manager> start(Bus& bus, const Plan& p, pid_t pid, const std::map<std::string, std::string>& annotations);
+// start's halves, for a create whose init sets itself up while systemd runs the job (the
+// init waits for finish_start before anything of the container's can run, launch.cc):
+// begin_start asks (StartTransientUnit with PIDs=[pid]) and returns the job without
+// waiting for it; finish_start awaits it, then writes the files and joins the v1
+// hierarchies, undoing the unit on any failure as start does. A begun unit that is never
+// finished is the caller's to kill_and_stop.
+Result<std::string> begin_start(Bus& bus, const Plan& p, pid_t pid, const std::map<std::string, std::string>& annotations);
+Result<Manager> finish_start(Bus& bus, const Plan& p, pid_t pid, const std::string& job);
 
 // `update`: SetUnitProperties (runtime), then the files.
 Status update(Bus& bus, const std::string& unit, Manager& m, const spec::Resources& r,

@@ -9,6 +9,7 @@
 #include "container/process/init.h"
 
 #include <cstdlib>
+#include <utility>
 
 #include <fcntl.h>
 #include <grp.h>
@@ -59,6 +60,21 @@ Status become_userns_root(linux::Sys& sys) {
   return sys.setresuid(0).context("become root (uid 0) in user namespace");
 }
 
+// --systemd-cgroup: systemd's start job places us while we set up (cfg.placement_pending).
+// Awaited before the first step that must be inside the container's cgroup: a fork (the
+// child would stay where we are), a program run (createContainer hooks, extension
+// programs), a cgroup mount (its directory is the unit's) or namespace (rooted at our
+// cgroup of then: the one held back is made now), and at the latest before kReady.
+Status placed(linux::Sys& sys, InitConfig& cfg) {
+  if (!cfg.placement_pending && !cfg.deferred_unshare) return ok();
+  Phases t("init");
+  BERTH_TRY(wait_placed(cfg));
+  t.mark("placed by systemd's job");
+  if (int flags = std::exchange(cfg.deferred_unshare, 0); flags)
+    BERTH_TRY(sys.unshare(flags).context("create namespaces"));
+  return ok();
+}
+
 Status setup_filesystem(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier& fs) {
   Phases t("init");
   BERTH_TRY(fs.prepare());
@@ -73,6 +89,7 @@ Status setup_filesystem(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier
     BERTH_TRY(wait_for(cfg, Msg::kHooksDone));
   }
   if (!cfg.create_container_hooks.empty()) {
+    BERTH_TRY(placed(sys, cfg));
     // runc runs them from the rootfs (its path on the host, before pivot_root): hooks with
     // relative paths into the container's tree depend on it. pivot() sets its own cwd.
     BERTH_TRY(sys.fchdir(fs.root_fd()).context("chdir to the rootfs for createContainer hooks"));
@@ -88,6 +105,7 @@ Status setup_filesystem(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier
   BERTH_TRY(fs.pivot());
   t.mark("pivot");
   if (!cfg.sysctl.empty()) BERTH_TRY(linux::write_sysctls(sys, cfg.sysctl));
+  if (!cfg.rootfs->exec_after_pivot.empty()) BERTH_TRY(placed(sys, cfg));
   BERTH_TRY(fs.after_pivot());
   // runc's reOpenDevNull: stdio on the host's /dev/null is a host descriptor in the container
   // (CRIU cannot checkpoint it).
@@ -122,6 +140,7 @@ Status set_up_container(linux::Sys& sys, InitConfig& cfg, std::optional<linux::r
     if (cfg.sources_from_runtime) BERTH_TRY(receive_bind_sources(sys, cfg).context("prepare rootfs"));
     fs.emplace(sys, *cfg.rootfs);
     if (cfg.launch == Launch::kForkLast) fs->set_proc_pidns(cfg.proc_pidns_fd);
+    fs->set_before_cgroup_mount([&sys, &cfg] { return placed(sys, cfg); });
     BERTH_TRY(setup_filesystem(sys, cfg, *fs).context("prepare rootfs"));
   }
   return ok();
@@ -165,6 +184,11 @@ int last_init_main(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier* fs)
 int fork_init_last(linux::Sys& sys, InitConfig& cfg) {
   std::optional<linux::rootfs::Applier> fs;
   auto st = set_up_container(sys, cfg, fs);
+  if (!st) {
+    (void)send_error(cfg.sync_fd, st.error());
+    return 1;
+  }
+  st = placed(sys, cfg);
   if (!st) {
     (void)send_error(cfg.sync_fd, st.error());
     return 1;
@@ -223,7 +247,8 @@ Status init_stage_one(linux::Sys& sys, InitConfig& cfg) {
     BERTH_TRY(wait_for(cfg, Msg::kGo));
   }
   if (cfg.dumpable_until_mapped) BERTH_TRY(sys.prctl(PR_SET_DUMPABLE, 0).context("make the init non-dumpable"));
-  if (int rest = cfg.unshare_flags & ~CLONE_NEWUSER; rest)
+  if (cfg.placement_pending) cfg.deferred_unshare = cfg.unshare_flags & CLONE_NEWCGROUP;  // placed() makes it
+  if (int rest = cfg.unshare_flags & ~(CLONE_NEWUSER | cfg.deferred_unshare); rest)
     BERTH_TRY(sys.unshare(rest).context("create namespaces"));
   if (cfg.ns->has(CLONE_NEWUSER)) BERTH_TRY(become_userns_root(sys));
   if (!cfg.time_offsets.empty()) BERTH_TRY(write_time_offsets(sys, cfg.time_offsets));
@@ -235,6 +260,7 @@ Status init_stage_two(linux::Sys& sys, InitConfig& cfg) {
   BERTH_TRY(sys.setsid());
   std::optional<linux::rootfs::Applier> fs;
   BERTH_TRY(set_up_container(sys, cfg, fs));
+  BERTH_TRY(placed(sys, cfg));
   Phases t("init");
   BERTH_TRY(finish_process(sys, cfg, fs ? &*fs : nullptr));
   t.mark("process attributes");
@@ -252,6 +278,10 @@ int init_main(InitConfig& cfg) {
   if (cfg.launch != Launch::kSecondStage) return stage_two_main(sys, cfg, false);
   // As for fork_init_last: on kernels without procfs's "pidns" option the second stage is
   // born in a joined pid namespace.
+  if (st = placed(sys, cfg); !st) {
+    (void)send_error(cfg.sync_fd, st.error());
+    return 1;
+  }
   env::scrub_own_environment();
   auto second = fork_child([&] { return stage_two_main(sys, cfg, true); });
   if (!second) {

@@ -70,6 +70,14 @@ struct InitConfig {
   // (steps.h, wait_settled): the payload waits for it before it clears the parent death
   // signal or runs anything of the container's. Cleared once received.
   bool settle_pending = false;
+  // --systemd-cgroup: systemd places us (the unit's start job) while we set up, and
+  // `create` sends kPlaced once it has (steps.h, wait_placed). Until then nothing may run
+  // or be forked (it would stay outside the container's cgroup) and no cgroup namespace
+  // made (it would take our cgroup of now as its root): the init waits for it first
+  // (init.cc, placed). Cleared once received.
+  bool placement_pending = false;
+  // The cgroup namespace held back until kPlaced (CLONE_NEWCGROUP, or 0).
+  int deferred_unshare = 0;
   Launch launch = Launch::kInit;
   // The container's v1 hierarchies, which we move ourselves into (tasks ← "0") before
   // anything else: the kernel skips the global threadgroup rwsem for a thread that moves

@@ -365,7 +365,10 @@ int run_payload(linux::Sys& sys, InitConfig& cfg) {
   // Before the filter (which may refuse recv) and before the parent death signal is
   // cleared: a `create` killed before its kSettled takes us with it, so that no init is
   // left that the state does not name.
-  if (auto st = wait_settled(cfg); !st) {
+  // And, --systemd-cgroup, placed in the unit (init.cc has awaited it already).
+  auto st = wait_settled(cfg);
+  if (st) st = wait_placed(cfg);
+  if (!st) {
     (void)send_error(cfg.sync_fd, std::move(st).error().context("unable to start container process"));
     return 1;
   }

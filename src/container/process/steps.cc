@@ -21,14 +21,16 @@ void reset_signals() {
     if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
 }
 
-Result<Message> receive_from_runtime(InitConfig& cfg) {
-  BERTH_ASSIGN(Message m, receive(cfg.sync_fd));
-  if (m.type != Msg::kSettled || !cfg.settle_pending) return m;
-  cfg.settle_pending = false;
-  return receive(cfg.sync_fd);
-}
-
 namespace {
+
+// A notice of the parent's that is due (kSettled, kPlaced): taken, its flag cleared.
+bool take_notice(InitConfig& cfg, const Message& m) {
+  bool* pending = m.type == Msg::kSettled ? &cfg.settle_pending : m.type == Msg::kPlaced ? &cfg.placement_pending
+                                                                                         : nullptr;
+  if (!pending || !*pending) return false;
+  *pending = false;
+  return true;
+}
 
 // `m` must be `type` (a kError becomes the error).
 Status expect(const Message& m, Msg type) {
@@ -37,20 +39,32 @@ Status expect(const Message& m, Msg type) {
   return ok();
 }
 
+// Until *pending is cleared by its notice (`type`); the other notice may come first.
+Status wait_notice(InitConfig& cfg, const bool& pending, Msg type) {
+  while (pending) {
+    BERTH_ASSIGN(Message m, receive(cfg.sync_fd));
+    if (!take_notice(cfg, m)) BERTH_TRY(expect(m, type));
+  }
+  return ok();
+}
+
 }  // namespace
+
+Result<Message> receive_from_runtime(InitConfig& cfg) {
+  while (true) {
+    BERTH_ASSIGN(Message m, receive(cfg.sync_fd));
+    if (!take_notice(cfg, m)) return m;
+  }
+}
 
 Status wait_for(InitConfig& cfg, Msg type) {
   BERTH_ASSIGN(Message m, receive_from_runtime(cfg));
   return expect(m, type);
 }
 
-Status wait_settled(InitConfig& cfg) {
-  if (!cfg.settle_pending) return ok();
-  BERTH_ASSIGN(Message m, receive(cfg.sync_fd));  // not receive_from_runtime: it would take it
-  BERTH_TRY(expect(m, Msg::kSettled));
-  cfg.settle_pending = false;
-  return ok();
-}
+Status wait_settled(InitConfig& cfg) { return wait_notice(cfg, cfg.settle_pending, Msg::kSettled); }
+
+Status wait_placed(InitConfig& cfg) { return wait_notice(cfg, cfg.placement_pending, Msg::kPlaced); }
 
 namespace {
 

@@ -18,12 +18,15 @@ namespace berth::container::process {
 // Empty signal mask, default dispositions: the payload inherits both across execve. Left
 // off the seam: process-local state, and neither call can fail with these arguments.
 void reset_signals();
-// The next message from the runtime, a kSettled ahead of it taken (settle_pending cleared).
+// The next message from the runtime, the notices the parent sends unasked ahead of it
+// taken: kSettled (settle_pending cleared) and kPlaced (placement_pending cleared).
 Result<Message> receive_from_runtime(InitConfig& cfg);
 // The next message must be `type` (a kError becomes the error).
 Status wait_for(InitConfig& cfg, Msg type);
 // Returns once the parent's kSettled came (at once if it came already or none is due).
 Status wait_settled(InitConfig& cfg);
+// Returns once the parent's kPlaced came (at once if it came already or none is due).
+Status wait_placed(InitConfig& cfg);
 // cfg.cgroup_tasks: "0" to each (ourselves, a single thread), in the parent's order.
 Status join_v1_cgroups(linux::Sys& sys, const InitConfig& cfg);
 // process.rlimits, oomScoreAdj, the session keyring, scheduler, ioPriority,

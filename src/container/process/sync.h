@@ -30,6 +30,8 @@ enum class Msg : uint32_t {
                   // the usual way)
   kSettled,       // parent → init: the init's pid is recorded (written after the first go,
                   // while the init sets up); sent right after that go, before any answer
+  kPlaced,        // parent → init: systemd's start job is done and the v1 hierarchies are
+                  // joined (--systemd-cgroup); sent once, unasked, after the first go
 };
 
 struct Message {

@@ -6,6 +6,7 @@
 // path string of the host.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@ class Applier {
   // procfs instances for the pid namespace at pidns_fd (fsconfig "pidns", Linux 6.18+)
   // instead of the caller's: a joined pid namespace's /proc mounted from outside it.
   void set_proc_pidns(int pidns_fd) { proc_pidns_ = pidns_fd; }
+  // Run before the first cgroup mount: the init's wait for its cgroup when systemd places
+  // it while the rootfs is made (the mount shows that cgroup; a fresh one, its namespace).
+  void set_before_cgroup_mount(std::function<Status()> f) { before_cgroup_mount_ = std::move(f); }
 
  private:
   // mounts.cc
@@ -75,6 +79,7 @@ class Applier {
   const RootfsPlan& plan_;
   UniqueFd root_;      // the rootfs; "/" after the pivot (the same mount)
   int proc_pidns_ = -1;
+  std::function<Status()> before_cgroup_mount_;
   UniqueFd dev_null_;  // the container's /dev/null, verified 1:3, for masking (CVE-2025-31133)
   std::vector<UniqueFd> programs_;     // exec_after_pivot binaries, opened on the host
   std::vector<UniqueFd> deferred_ro_;  // mounts made read-only last (MountStep::defer_ro)

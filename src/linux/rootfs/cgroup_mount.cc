@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 
+#include <utility>
+
 #include "linux/paths.h"
 #include "linux/selinux.h"
 #include "linux/rootfs/apply.h"
@@ -26,6 +28,7 @@ mount_attr tree_attrs(const MountStep& m) {
 }  // namespace
 
 Status Applier::mount_cgroup(const MountStep& m) {
+  if (auto before = std::exchange(before_cgroup_mount_, nullptr)) BERTH_TRY(before());
   BERTH_ASSIGN(UniqueFd dest, make_in_root(sys_, root_.get(), m.destination, Leaf::kDirectory));
   BERTH_TRY(check_destination(m, dest.get()));
   if (plan_.cgroups.size() == 1 && plan_.cgroups[0].name.empty()) {

@@ -11,14 +11,20 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 
+#include "cgroups/manager.h"
+#include "container/cgroup_setup.h"
 #include "container/launch.h"
 #include "container/process/sync.h"
 #include "container/restore_host.h"
 #include "support/fakes/recording_sys.h"
+#include "unit/cgroups/fake_tree.h"
+#include "unit/cgroups/systemd/fake_bus.h"
 #include "util/rollback.h"
 
 namespace berth::container {
@@ -182,6 +188,133 @@ setns(13, CLONE_NEWNET)
 umount2("/run/berth/c1/criu-root", MNT_DETACH)
 unlinkat(3, "criu-root", AT_REMOVEDIR)
 )");
+}
+
+// --systemd-cgroup: after the init's first go, the unit started with it and systemd's job
+// awaited while the init sets itself up (place_in_unit), over a real socket, a fake bus
+// and a fake cgroup tree (hybrid: the v1 hierarchies systemd leaves out are joined after
+// the job).
+struct Placement {
+  cgroups::testing::FakeTree tree{cgroups::Layout::kHybrid};
+  cgroups::Host host = tree.host();
+  cgroups::testing::FakeBus* bus = nullptr;
+  Staged s;
+  CreateOptions o;
+  Rollback undo;
+  test::RecordingSys sys;
+  Launcher l{s, o, undo, sys, {}, {}, {}, 0, {}, {}, false};
+  UniqueFd ours, theirs;  // the parent's end, the init's
+
+  Placement() {
+    host.systemd_running = true;
+    cgroups::Config cfg;
+    cfg.cgroups_path = "system.slice:docker:abc";
+    cfg.id = "abc";
+    cfg.host = &host;
+    auto p = cgroups::systemd::plan(cfg);
+    EXPECT_TRUE(p);
+    s.cg.paths = *cgroups::Manager::planned_paths(p->files);
+    s.cg.systemd.emplace(std::move(*p));
+    auto b = std::make_unique<cgroups::testing::FakeBus>();
+    bus = b.get();
+    s.cg.bus = std::move(b);
+    bus->on_wait = [this] { tree.add_cgroup("/system.slice/docker-abc.scope"); };  // the job runs
+    l.init_pid = 42;
+    int sv[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    ours.reset(sv[0]);
+    theirs.reset(sv[1]);
+    ::fcntl(theirs.get(), F_SETFL, O_NONBLOCK);
+  }
+  std::vector<process::Msg> told() {  // what the init was sent
+    std::vector<process::Msg> out;
+    while (auto m = process::receive(theirs.get())) out.push_back(m->type);
+    return out;
+  }
+};
+
+TEST(ParentSequence, SystemdUnitStartedAndAwaitedThenPlaced) {
+  Placement t;
+  std::vector<std::string> at_start;
+  t.bus->on_start = [&] { at_start = t.bus->log; };
+  auto st = place_in_unit(t.l, t.ours.get());
+  ASSERT_TRUE(st) << st.error().message();
+  EXPECT_EQ(at_start, std::vector<std::string>{"start docker-abc.scope"});
+  EXPECT_NE(std::find(t.bus->started.begin(), t.bus->started.end(),
+                      cgroups::systemd::Property{"PIDs", cgroups::systemd::Value::u32_array({42})}),
+            t.bus->started.end());
+  EXPECT_EQ(t.bus->log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000"}));
+  EXPECT_EQ(t.told(), std::vector<process::Msg>{process::Msg::kPlaced});
+  ASSERT_TRUE(t.s.cg.manager);
+  EXPECT_TRUE(t.s.cg.job.empty());
+  EXPECT_EQ(t.tree.read(t.tree.file("freezer", "/system.slice/docker-abc.scope", "cgroup.procs")), "42");
+  // Placed: a second call asks nothing, and a later failure's undo is the started unit's
+  // usual removal, not an abandon.
+  ASSERT_TRUE(place_in_unit(t.l, t.ours.get()));
+  abandon_unit(t.s.cg);
+  EXPECT_EQ(t.bus->log.size(), 2u);
+  EXPECT_TRUE(t.told().empty());
+}
+
+// The job fails after the init set itself up: create fails with the job's end, the init is
+// never told it is placed (it waits, and create's undo kills it), the unit is reset, and
+// the create's undo has nothing more to stop.
+TEST(ParentSequence, SystemdJobFailsAfterTheInitSetUp) {
+  Placement t;
+  t.bus->job_result = "failed";
+  auto st = place_in_unit(t.l, t.ours.get());
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message(), "error creating systemd unit `docker-abc.scope`: got `failed`");
+  EXPECT_TRUE(t.told().empty());
+  EXPECT_FALSE(t.s.cg.manager);
+  abandon_unit(t.s.cg);
+  EXPECT_EQ(t.bus->log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000",
+                                                  "reset-failed docker-abc.scope"}));
+}
+
+// An init that failed (and ended) meanwhile leaves systemd no pid to move: the job fails,
+// or the start is refused; either way the init's own error is the one create reports.
+TEST(ParentSequence, SystemdFailureAfterTheInitReportedItsError) {
+  for (bool refused : {false, true}) {
+    SCOPED_TRACE(refused ? "start refused" : "job failed");
+    Placement t;
+    if (refused) t.bus->exists_times = 2;
+    else t.bus->job_result = "failed";
+    ASSERT_TRUE(process::send_error(t.theirs.get(), Error::generic("prepare rootfs: mount /proc: no such device")));
+    auto st = place_in_unit(t.l, t.ours.get());
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().message(), "prepare rootfs: mount /proc: no such device");
+    EXPECT_TRUE(t.told().empty());
+    EXPECT_TRUE(t.s.cg.job.empty());
+  }
+}
+
+// systemd never finishes the job: after the job timeout the unit is stopped and create
+// fails; the init was never told to go on past its set-up.
+TEST(ParentSequence, SystemdJobNeverEndsTimesOut) {
+  Placement t;
+  t.bus->job_timeout = true;
+  auto st = place_in_unit(t.l, t.ours.get());
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().err(), ETIMEDOUT);
+  EXPECT_NE(st.error().message().find("timeout waiting for systemd to create docker-abc.scope"), std::string::npos)
+      << st.error().message();
+  EXPECT_TRUE(t.told().empty());
+  EXPECT_EQ(t.bus->log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000", "stop docker-abc.scope",
+                                                  "wait 2 30000"}));
+  abandon_unit(t.s.cg);
+  EXPECT_EQ(t.bus->log.size(), 4u);
+}
+
+// create fails between the unit's start and the job's wait: its undo kills what the unit
+// holds and stops the unit, whose job it never awaited.
+TEST(ParentSequence, SystemdUnitAbandonedBeforeItsJobIsStopped) {
+  Placement t;
+  ASSERT_TRUE(begin_unit(t.s.cg, 42));
+  abandon_unit(t.s.cg);
+  EXPECT_TRUE(t.s.cg.job.empty());
+  EXPECT_EQ(t.bus->log, (std::vector<std::string>{"start docker-abc.scope", "stop docker-abc.scope", "wait 2 30000",
+                                                  "reset-failed docker-abc.scope"}));
 }
 
 using Scenario = std::function<Outcome(SourcesSys&)>;

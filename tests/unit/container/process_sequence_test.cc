@@ -9,6 +9,7 @@
 #include <sched.h>
 
 
+#include "container/process/steps.h"
 #include "linux/namespaces.h"
 #include "unit/container/process_fixture.h"
 
@@ -444,6 +445,95 @@ set_io_priority(IOPRIO_CLASS_BE, 4)
 set_personality(LINUX)
 set_memory_policy(MPOL_BIND, "0")
 )");
+}
+
+// --systemd-cgroup: systemd places the init while it sets up. Its cgroup namespace would
+// take the cgroup of then as its root, so stage one holds it back; stage two makes it only
+// once `create` said kPlaced, after its names and root and before the attributes.
+TEST(InitPlacement, CgroupNamespaceWaitsForThePlacement) {
+  test::RecordingSys sys;
+  sys.add_dir("/rootfs");
+  Channel ch;
+  ch.queue(Msg::kGo);
+  ch.queue(Msg::kSettled);
+  ch.queue(Msg::kPlaced);
+  linux::NamespacePlan plan;
+  InitConfig cfg = stage_two_config(ch.child(), &plan);
+  cfg.unshare_flags = CLONE_NEWCGROUP;
+  cfg.placement_pending = cfg.settle_pending = true;
+  ASSERT_TRUE(init_stage_one(sys, cfg));
+  EXPECT_EQ(cfg.deferred_unshare, CLONE_NEWCGROUP);
+  EXPECT_EQ(changes(sys).find("unshare"), std::string::npos) << changes(sys);
+  ASSERT_TRUE(init_stage_two(sys, cfg));
+  EXPECT_FALSE(cfg.placement_pending);
+  EXPECT_FALSE(cfg.settle_pending);  // the pid record's notice, taken on the way
+  EXPECT_EQ(cfg.deferred_unshare, 0);
+  std::string log = changes(sys);
+  EXPECT_NE(log.find("chdir(\"/\")\nunshare(CLONE_NEWCGROUP)\nset_rlimits("), std::string::npos) << log;
+  EXPECT_TRUE(ch.sent().empty());
+}
+
+// Without the placement the init goes no further than its setup: the parent's error (or
+// its end) stops it before the cgroup namespace and anything of the process's.
+TEST(InitPlacement, NoPlacementNoNamespaceNoAttributes) {
+  test::RecordingSys sys;
+  sys.add_dir("/rootfs");
+  Channel ch;
+  ch.queue(Msg::kGo);
+  linux::NamespacePlan plan;
+  InitConfig cfg = stage_two_config(ch.child(), &plan);
+  cfg.unshare_flags = CLONE_NEWCGROUP;
+  cfg.placement_pending = true;
+  ASSERT_TRUE(init_stage_one(sys, cfg));
+  ch.runtime_gone();
+  ASSERT_FALSE(init_stage_two(sys, cfg));
+  std::string log = changes(sys);
+  EXPECT_EQ(log.find("unshare"), std::string::npos) << log;
+  EXPECT_EQ(log.find("set_rlimits"), std::string::npos) << log;
+}
+
+// kPlaced comes when systemd's job ends, whatever the init waits for then: ahead of the
+// id maps' go it is taken on the way, and the cgroup namespace, made after the maps, is
+// then made at once with the others (the init is in its cgroup already).
+TEST(InitPlacement, TakesThePlacementAheadOfTheIdMapsGo) {
+  test::RecordingSys sys;
+  Channel ch;
+  ch.queue(Msg::kGo);
+  ch.queue(Msg::kPlaced);
+  ch.queue(Msg::kGo);
+  linux::NamespacePlan plan;
+  plan.new_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWCGROUP;
+  InitConfig cfg;
+  cfg.sync_fd = ch.child();
+  cfg.ns = &plan;
+  cfg.unshare_flags = plan.new_flags;
+  cfg.placement_pending = true;
+  ASSERT_TRUE(init_stage_one(sys, cfg));
+  EXPECT_FALSE(cfg.placement_pending);
+  EXPECT_EQ(cfg.deferred_unshare, 0);
+  std::string log = changes(sys);
+  EXPECT_NE(log.find("unshare(CLONE_NEWNS|CLONE_NEWCGROUP)\n"), std::string::npos) << log;
+  auto sent = ch.sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].type, Msg::kMapIds);
+}
+
+// The payload reports ready only once placed: a kPlaced still due is awaited before kReady.
+TEST(InitPlacement, PayloadWaitsForThePlacementBeforeReady) {
+  Channel ch;
+  InitConfig cfg;
+  cfg.sync_fd = ch.child();
+  cfg.placement_pending = true;
+  ch.queue(Msg::kHooksDone);
+  auto st = wait_placed(cfg);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message(), "sync: unexpected message from the runtime");
+  ch.queue(Msg::kSettled);
+  ch.queue(Msg::kPlaced);
+  cfg.settle_pending = true;
+  ASSERT_TRUE(wait_placed(cfg));
+  EXPECT_FALSE(cfg.placement_pending);
+  EXPECT_FALSE(cfg.settle_pending);
 }
 
 // exec: oomScoreAdj through the host's /proc before any join, then one setns on the

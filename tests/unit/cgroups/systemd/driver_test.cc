@@ -14,60 +14,13 @@
 #include <vector>
 
 #include "unit/cgroups/fake_tree.h"
+#include "unit/cgroups/systemd/fake_bus.h"
 
 namespace berth::cgroups::systemd {
 namespace {
 
-using testing::FakeTree;
-
-class FakeBus : public Bus {
- public:
-  Result<std::string> start_transient_unit(const std::string& name, const std::vector<Property>& props) override {
-    log.push_back("start " + name);
-    if (exists_times > 0) {
-      --exists_times;
-      return Error::sys(EEXIST, "Unit " + name + " already exists.");
-    }
-    started = props;
-    if (on_start) on_start();
-    return "/org/freedesktop/systemd1/job/" + std::to_string(++jobs);
-  }
-  Result<std::string> stop_unit(const std::string& name) override {
-    log.push_back("stop " + name);
-    if (on_stop) on_stop();
-    if (unknown_unit) return Error::sys(ENOENT, "Unit " + name + " not loaded.");
-    return "/org/freedesktop/systemd1/job/" + std::to_string(++jobs);
-  }
-  Result<std::string> wait_job(const std::string& job, int timeout_ms) override {
-    log.push_back("wait " + job.substr(job.rfind('/') + 1) + " " + std::to_string(timeout_ms));
-    if (job_timeout) return Error::sys(ETIMEDOUT, "systemd did not finish job " + job);
-    return job_result;
-  }
-  Status set_unit_properties(const std::string& name, const std::vector<Property>& props) override {
-    log.push_back("set " + name);
-    set = props;
-    return ok();
-  }
-  Status reset_failed_unit(const std::string& name) override {
-    log.push_back("reset-failed " + name);
-    return ok();
-  }
-  Result<std::string> version() override {
-    log.push_back("version");
-    return version_text;
-  }
-  Result<std::string> control_group() override { return std::string("/"); }
-
-  std::vector<std::string> log;
-  std::vector<Property> started, set;
-  int exists_times = 0;
-  int jobs = 0;
-  std::string job_result = "done";
-  std::string version_text = "252.39-1~deb12u2";
-  bool job_timeout = false;
-  bool unknown_unit = false;
-  std::function<void()> on_start, on_stop;
-};
+using cgroups::testing::FakeBus;
+using cgroups::testing::FakeTree;
 
 std::vector<std::string> texts(const std::vector<Property>& props) {
   std::vector<std::string> out;
@@ -310,6 +263,69 @@ TEST(SystemdDriver, AFailureAfterTheStartKillsTheUnitsProcessesBeforeTheStop) {
     EXPECT_EQ(bus.log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000", "stop docker-abc.scope",
                                                  "wait 2 30000", "reset-failed docker-abc.scope"}));
   }
+}
+
+// create's halves: StartTransientUnit answers at once with the job, and the init sets
+// itself up while systemd runs it (systemd makes the scope's cgroup then); the job is
+// awaited, then the limits written and the v1 hierarchies joined.
+TEST(SystemdDriver, BeginsTheUnitThenFinishesItAfterTheJob) {
+  Fixture f(Layout::kHybrid);
+  f.resources.memory = spec::Memory{};
+  f.resources.memory->limit = 1 << 20;
+  auto p = plan(f.cfg);
+  ASSERT_TRUE(p);
+  const std::string scope = "/system.slice/docker-abc.scope";
+  FakeBus bus;
+  bus.on_wait = [&] { f.tree.add_cgroup(scope); };
+  auto job = begin_start(bus, *p, 42, {});
+  ASSERT_TRUE(job) << job.error().message();
+  EXPECT_EQ(*job, "/org/freedesktop/systemd1/job/1");
+  EXPECT_EQ(bus.log, std::vector<std::string>{"start docker-abc.scope"});
+  EXPECT_NE(std::find(bus.started.begin(), bus.started.end(), Property{"PIDs", Value::u32_array({42})}),
+            bus.started.end());
+  EXPECT_FALSE(f.tree.exists(f.tree.file("memory", scope, "memory.limit_in_bytes")));
+  auto m = finish_start(bus, *p, 42, *job);
+  ASSERT_TRUE(m) << m.error().message();
+  EXPECT_EQ(bus.log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000"}));
+  EXPECT_EQ(f.tree.read(f.tree.file("memory", scope, "memory.limit_in_bytes")), "1048576");
+  EXPECT_EQ(f.tree.read(f.tree.file("freezer", scope, "cgroup.procs")), "42");
+}
+
+// The job fails after the init has set itself up (say, its pid gone before systemd moved
+// it): create fails with the job's end, the unit is reset, and no file is written.
+TEST(SystemdDriver, AJobThatFailsAfterTheBeginLeavesNoUnitAndNoFiles) {
+  Fixture f(Layout::kHybrid);
+  auto p = plan(f.cfg);
+  ASSERT_TRUE(p);
+  FakeBus bus;
+  bus.job_result = "failed";
+  auto job = begin_start(bus, *p, 42, {});
+  ASSERT_TRUE(job);
+  auto m = finish_start(bus, *p, 42, *job);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().message(), "error creating systemd unit `docker-abc.scope`: got `failed`");
+  EXPECT_EQ(bus.log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000",
+                                               "reset-failed docker-abc.scope"}));
+  EXPECT_FALSE(f.tree.exists("sys/fs/cgroup/freezer/system.slice/docker-abc.scope"));
+}
+
+// A job systemd never finishes: after the job timeout the unit is stopped (replacing the
+// start job), so that nothing starts later with a pid that may be another's by then.
+TEST(SystemdDriver, AJobThatNeverEndsTimesOutAndStopsTheUnit) {
+  Fixture f(Layout::kV2);
+  auto p = plan(f.cfg);
+  ASSERT_TRUE(p);
+  FakeBus bus;
+  bus.job_timeout = true;
+  auto job = begin_start(bus, *p, 42, {});
+  ASSERT_TRUE(job);
+  auto m = finish_start(bus, *p, 42, *job);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message().find("timeout waiting for systemd to create docker-abc.scope"), std::string::npos)
+      << m.error().message();
+  EXPECT_EQ(m.error().err(), ETIMEDOUT);
+  EXPECT_EQ(bus.log, (std::vector<std::string>{"start docker-abc.scope", "wait 1 30000", "stop docker-abc.scope",
+                                               "wait 2 30000"}));
 }
 
 TEST(SystemdDriver, JobOutcomes) {
