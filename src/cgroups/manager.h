@@ -71,7 +71,8 @@ class Manager {
 
   // Writes pid to cgroup.procs of every hierarchy (v1, hybrid; v2 without clone3);
   // v1 = false: not the v1 ones (joined through open_v1_tasks); unified = false: not the
-  // unified one (the child was born there, unified_dir_fd).
+  // unified one (the child was born there, unified_dir_fd). Both false: nothing is
+  // written (callers need not check), and nothing allocated (a shared-memory child calls it).
   Status add_process(pid_t pid, bool v1 = true, bool unified = true);
   // The tasks file of every v1 hierarchy, opened now for a child that moves itself there
   // (writes "0" while it is one thread): the kernel takes no global lock for that, where a

@@ -112,21 +112,19 @@ Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined, bool unified_joi
     return ok();
   }
   if (!cg.manager) return ok();
-  if (v1_joined && unified_joined) return ok();
   return cg.manager->add_process(pid, !v1_joined, !unified_joined).context("join cgroups");
 }
 
 Status begin_unit(CgroupSetup& cg, pid_t pid) {
   if (!cg.systemd || cg.manager || !cg.job.empty()) return Error::generic("systemd cgroup driver: no unit to start");
   BERTH_ASSIGN(cg.job, cgroups::systemd::begin_start(*cg.bus, *cg.systemd, pid, cg.annotations));
-  cg.job_pid = pid;
   return ok();
 }
 
-Status finish_unit(CgroupSetup& cg) {
+Status finish_unit(CgroupSetup& cg, pid_t pid) {
   if (cg.job.empty()) return ok();
   std::string job = std::exchange(cg.job, {});  // finish_start undoes the unit itself
-  BERTH_ASSIGN(auto m, cgroups::systemd::finish_start(*cg.bus, *cg.systemd, cg.job_pid, job));
+  BERTH_ASSIGN(auto m, cgroups::systemd::finish_start(*cg.bus, *cg.systemd, pid, job));
   cg.paths = m.paths();
   cg.manager.emplace(std::move(m));
   return ok();

@@ -35,9 +35,8 @@ struct CgroupSetup {
   std::optional<cgroups::systemd::Plan> systemd;
   std::unique_ptr<cgroups::systemd::Bus> bus;
   std::map<std::string, std::string> annotations;
-  // create: the unit's start job (begin_unit) until finish_unit awaits it, and its pid.
+  // create: the unit's start job (begin_unit) until finish_unit awaits it.
   std::string job;
-  pid_t job_pid = 0;
 };
 
 // Where setup_cgroups() will put the container, creating nothing (recorded in the state
@@ -53,11 +52,12 @@ Status join_cgroups(CgroupSetup& cg, pid_t pid, bool v1_joined = false, bool uni
 // --systemd-cgroup's create, in two halves so that the init sets itself up while systemd
 // runs the unit's start job: begin_unit starts the unit with `pid` (StartTransientUnit,
 // cg.job);
-// finish_unit awaits the job, writes the limits and joins the v1 hierarchies (cg.manager;
-// nothing if no job is pending; a failure has undone the unit); abandon_unit, a create's
-// undo when it failed in between, kills what the unit holds and stops it.
+// finish_unit awaits the job, writes the limits and joins `pid` (the same) to the v1
+// hierarchies (cg.manager; nothing if no job is pending; a failure has undone the unit);
+// abandon_unit, a create's undo when it failed in between, kills what the unit holds and
+// stops it.
 Status begin_unit(CgroupSetup& cg, pid_t pid);
-Status finish_unit(CgroupSetup& cg);
+Status finish_unit(CgroupSetup& cg, pid_t pid);
 void abandon_unit(CgroupSetup& cg);
 // The v1 hierarchies' tasks files for a child that moves itself there (tasks ← "0", on
 // these fds, before anything else), kept in *files for as long as the child may write;

@@ -209,8 +209,7 @@ bool tenant_shares_memory(const TenantConfig& t, const std::optional<cgroups::Ma
 // in_cgroup: born in the unified hierarchy (pure v2, or a hybrid host's), which is not
 // written again.
 Status join_from_tenant(const TenantConfig& t, std::optional<cgroups::Manager>& cg, bool in_cgroup) {
-  bool v1 = t.payload.cgroup_tasks.empty();
-  if (cg && (v1 || !in_cgroup)) BERTH_TRY(cg->add_process(::getpid(), v1, !in_cgroup));
+  if (cg) BERTH_TRY(cg->add_process(::getpid(), t.payload.cgroup_tasks.empty(), !in_cgroup));
   return ok();
 }
 

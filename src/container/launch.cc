@@ -137,11 +137,9 @@ Error init_error_or(int sock, Error job_error) {
 Status place_in_unit(Launcher& l, int sock) {
   if (!l.s.cg.systemd || l.s.cg.manager) return ok();
   Phases t("create");
-  if (l.s.cg.job.empty()) {
-    if (auto st = begin_unit(l.s.cg, l.init_pid); !st) return init_error_or(sock, std::move(st).error());
-    t.mark("systemd unit started with the init, which sets itself up meanwhile");
-  }
-  if (auto st = finish_unit(l.s.cg); !st) return init_error_or(sock, std::move(st).error());
+  if (auto st = begin_unit(l.s.cg, l.init_pid); !st) return init_error_or(sock, std::move(st).error());
+  t.mark("systemd unit started with the init, which sets itself up meanwhile");
+  if (auto st = finish_unit(l.s.cg, l.init_pid); !st) return init_error_or(sock, std::move(st).error());
   t.mark("systemd's job done, the init set up meanwhile");
   // An init that failed meanwhile: the conversation reads its error (as first_go).
   if (auto st = process::send(sock, Msg::kPlaced); !st && st.error().err() != EPIPE) return st;
