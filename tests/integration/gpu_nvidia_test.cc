@@ -303,7 +303,13 @@ TEST(GpuNvidia, ImageSymlinkTrapsStayInsideTheRootfs) {
   fs::create_symlink("/../..", b.rootfs() + "/lib/firmware/nvidia/550.54.15");
   fs::create_symlink("../../../../../.." + escape, b.rootfs() + "/usr/lib64");
   fs::create_directories(b.rootfs() + escape);
-  b.script("ls /gsp_ga10x.bin > /out 2>&1; ls " + escape + " >> /out 2>&1");
+  // An empty /usr/bin gets the driver's binaries in a tmpfs of berth's own: here a link
+  // climbing out of the rootfs, which must lead to a directory inside it.
+  std::string bin_escape = escape + "-bin";
+  fs::remove(b.rootfs() + "/usr/bin");
+  fs::create_symlink("/../../.." + bin_escape, b.rootfs() + "/usr/bin");
+  fs::create_directories(b.rootfs() + bin_escape);
+  b.script("ls /gsp_ga10x.bin > /out 2>&1; ls " + escape + " >> /out 2>&1; ls /usr/bin/ >> /out 2>&1");
   b.spec().process->env.push_back("NVIDIA_VISIBLE_DEVICES=0");
   std::string cg = cgroup_for(b, "traps");
   GpuRun r = create_start_wait(rt, b, "gpu-traps", cg);
@@ -312,9 +318,12 @@ TEST(GpuNvidia, ImageSymlinkTrapsStayInsideTheRootfs) {
   EXPECT_FALSE(fs::exists("/gsp_ga10x.bin")) << "firmware never lands on the host's /";
   EXPECT_FALSE(fs::exists(escape)) << "libraries never land outside the rootfs";
   EXPECT_TRUE(fs::exists(b.rootfs() + escape)) << "the link was followed inside the rootfs";
+  EXPECT_FALSE(fs::exists(bin_escape)) << "the binaries' tmpfs never lands outside the rootfs";
   std::string out = read_file(b.rootfs() + "/out");
   EXPECT_TRUE(contains(out, "/gsp_ga10x.bin\n")) << out;
   EXPECT_TRUE(contains(out, "libcuda.so.550.54.15")) << out;
+  EXPECT_TRUE(contains(out, "nvidia-smi\n")) << "the binaries, through the image's link, in the tmpfs\n" << out;
+  EXPECT_FALSE(contains(read_file("/proc/self/mountinfo"), bin_escape)) << "no mount on the host's side";
 }
 
 TEST(GpuNvidia, UserNamespaceBindsNodes) {
