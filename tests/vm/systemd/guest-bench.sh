@@ -11,6 +11,7 @@
 # The guest is emulated (TCG): only ratios mean anything. Lines start with "VMTEST:"; the
 # last one is "VMTEST: RESULT: PASS|FAIL" (FAIL: a runtime's cycle failed).
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
+. /usr/local/lib/vm-systemd-lib.sh   # marks_medians (guest-lib.sh)
 cycles=$(sed -n 's/.*vmsd\.cycles=\([0-9]*\).*/\1/p' /proc/cmdline)
 rounds=$(sed -n 's/.*vmsd\.rounds=\([0-9]*\).*/\1/p' /proc/cmdline)
 echo "VMTEST: begin: bench, uptime $(cut -d' ' -f1 /proc/uptime)s, $(nproc) vCPUs, kernel $(uname -r)"
@@ -47,18 +48,7 @@ breakdown() {
     i=$((i + 1))
   done
   echo "berth --debug, systemd driver, minimal bundle: medians over ${cycles:-15} cycles (ms; TCG)"
-  for op in create start delete; do
-    sed -n 's/.*msg="\([a-z]*: [^"]*\) [+]\{0,1\}\([0-9.e-]*\) ms".*/\1\t\2/p' $d/log.$op | awk -F'\t' -v op=$op '
-      { k = $1; if (!(k in n)) order[++nk] = k; v[k, ++n[k]] = $2 + 0 }
-      END {
-        for (i = 1; i <= nk; i++) {
-          k = order[i]; c = n[k]
-          for (a = 1; a <= c; a++) x[a] = v[k, a]
-          for (a = 2; a <= c; a++) { y = x[a]; for (b = a - 1; b >= 1 && x[b] > y; b--) x[b + 1] = x[b]; x[b + 1] = y }
-          printf "  %-9s %-48s %8.3f  (%d)\n", op, k, (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2, c
-        }
-      }'
-  done
+  for op in create start delete; do marks_medians $op $d/log.$op; done
   rm -rf $d
 }
 if [ $rc = 0 ]; then breakdown > /tmp/breakdown.out 2>&1 || rc=$?; sed 's/^/VMTEST: /' /tmp/breakdown.out; fi

@@ -1,5 +1,5 @@
 # vm-systemd guest helpers, sourced by the guest suites (guest-suite.sh, engines-suite.sh,
-# guest-seal.sh): result lines on the console start with "VMTEST:", failures are counted in
+# guest-seal.sh, guest-bench.sh, guest-probe.sh): result lines on the console start with "VMTEST:", failures are counted in
 # $fails (each suite's exit status), `expect WHAT WANT GOT` compares one value.
 fails=0
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -11,3 +11,18 @@ expect() { # WHAT WANT GOT
   if [ "$2" = "$3" ]; then pass "$1: $3"; else fail "$1: want '$2', got '$(printf '%s' "$3" | tr '\n' ' ')'"; fi
 }
 prop() { systemctl show -P "$2" "$1" 2>&1; }
+# OP FILE...: the medians of berth's --debug timings ('msg="PHASE: WHAT +N ms"') over the
+# --log FILEs of many calls, one line per timing in the order first seen, with its count
+marks_medians() {
+  op=$1; shift
+  sed -n 's/.*msg="\([a-z]*: [^"]*\) [+]\{0,1\}\([0-9.e-]*\) ms".*/\1\t\2/p' "$@" | awk -F'\t' -v op="$op" '
+    { k = $1; if (!(k in n)) order[++nk] = k; v[k, ++n[k]] = $2 + 0 }
+    END {
+      for (i = 1; i <= nk; i++) {
+        k = order[i]; c = n[k]
+        for (a = 1; a <= c; a++) x[a] = v[k, a]
+        for (a = 2; a <= c; a++) { y = x[a]; for (b = a - 1; b >= 1 && x[b] > y; b--) x[b + 1] = x[b]; x[b + 1] = y }
+        printf "  %-9s %-48s %8.3f  (%d)\n", op, k, (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2, c
+      }
+    }'
+}

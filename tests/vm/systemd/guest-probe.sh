@@ -9,13 +9,18 @@
 #     (with a second build, disk.sh --berth2: berth2 too, and berth2/berth);
 #  2. the syscalls of one `run` and one `exec` of each (strace -f -c), and one `run` of each
 #     traced with times (strace -f -tt -T), when the image has strace (vmsd.strace=0: not);
-#  3. berth's --debug marks of one `run` and one `exec`.
+#  3. berth's --debug marks of one `run` and one `exec`;
+#  4. the systemd driver: vmsd.probe_sd=N cycles (n of part 1; 0: none) of create, start, the
+#     init's exit and delete of the minimal bundle with --systemd-cgroup, runtimes
+#     interleaved: each call's wall time and the cycle's, medians and per-pair ratios; then
+#     N cycles of each berth build with --debug, the medians of its timings.
 # The guest is emulated (TCG): ratios and counts, never its milliseconds. Lines start with
 # "VMTEST:" (traces with "VMTRACE: NAME:"); the last is "VMTEST: RESULT: PASS|FAIL".
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
+. /usr/local/lib/vm-systemd-lib.sh   # say, marks_medians (guest-lib.sh)
 n=$(sed -n 's/.*vmsd\.probe=\([0-9]*\).*/\1/p' /proc/cmdline); n=${n:-9}
+sd_n=$(sed -n 's/.*vmsd\.probe_sd=\([0-9]*\).*/\1/p' /proc/cmdline); sd_n=${sd_n:-$n}
 B=/usr/local/share/berth/bench
-say() { echo "VMTEST: $*"; }
 say "begin: probe, uptime $(cut -d' ' -f1 /proc/uptime)s, $(nproc) vCPUs, kernel $(uname -r)"
 systemctl is-system-running --wait >/dev/null 2>&1
 /usr/local/share/berth/systemd/install-seal.sh /usr/local/bin/berth 2>&1 | sed 's/^/VMTEST: /'
@@ -115,5 +120,56 @@ for op in run exec; do
   sed "s/^/VMTRACE: debug.$op: /" $W/debug.$op
 done
 for r in $rts; do $(rt $r) delete -f s >/dev/null 2>&1; done
+# 4. the systemd driver. RUNTIME [berth's --debug --log FILE prefix]: one cycle, each call's
+# wall ms appended to $S as "RUNTIME OP MS"
+sd_cycle() {
+  dbg=; [ -n "${2:-}" ] && dbg="--debug --log $2"
+  for op in create start delete; do
+    case $op in create) a="create --bundle $W/b/$1-sd c" ;; start) a="start c" ;; delete) a="delete c" ;; esac
+    [ $op = delete ] && while $(rt $1) state c 2>/dev/null | grep -q '"running"'; do sleep 0.02; done
+    [ -n "$dbg" ] && dbg="--debug --log $2.$op"
+    t0=$(date +%s%N)
+    # shellcheck disable=SC2086
+    $(bin $1) $dbg --systemd-cgroup --root $W/st-$1 $a </dev/null >/dev/null 2>$W/sd.err || { say "FAIL: $1 --systemd-cgroup $op: $(cat $W/sd.err)"; rc=1; return 1; }
+    echo "$1 $op $(( ($(date +%s%N) - t0) / 1000 ))" >> $S
+  done
+}
+if [ "$sd_n" -gt 0 ]; then
+  for r in $rts; do
+    bundle $r sd '"true"'
+    sed -i "s|\"cgroupsPath\": \"[^\"]*\"|\"cgroupsPath\": \"system.slice:probe:$r\"|" $W/b/$r-sd/config.json
+  done
+  S=$W/sd.txt; : > $S
+  i=0
+  while [ $i -lt $((sd_n + 2)) ]; do
+    [ $i = 2 ] && : > $S   # two warm-up rounds
+    for r in $rts; do sleep 0.08; sd_cycle $r || break 2; done
+    i=$((i + 1))
+  done
+  say "systemd driver: medians of $sd_n interleaved cycles (wall ms of each call and of the cycle; TCG) and per-pair ratios"
+  awk '
+    { k = $1; if (!(k in seen)) { seen[k] = 1; rs[++nr] = k }
+      v[k, $2, ++c[k, $2]] = $3 / 1000; if ($2 == "delete") { cy[k, c[k, $2]] = v[k, "create", c[k, $2]] + v[k, "start", c[k, $2]] + $3 / 1000; cc[k] = c[k, $2] } }
+    function med(a, cnt,   i, j, x) {
+      for (i = 2; i <= cnt; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+      return (cnt % 2) ? a[(cnt + 1) / 2] : (a[cnt / 2] + a[cnt / 2 + 1]) / 2 }
+    END {
+      split("create start delete", ops, " ")
+      for (i = 1; i <= nr; i++) { r = rs[i]; line = sprintf("  %-7s", r)
+        for (o = 1; o <= 3; o++) { for (q = 1; q <= c[r, ops[o]]; q++) a[q] = v[r, ops[o], q]; line = line sprintf(" %s %.1f", ops[o], med(a, c[r, ops[o]])) }
+        for (q = 1; q <= cc[r]; q++) a[q] = cy[r, q]; print line sprintf(" cycle %.1f", med(a, cc[r])) }
+      for (i = 1; i <= nr; i++) for (j = 1; j <= nr; j++) { x = rs[i]; y = rs[j]
+        if (x == y || x == "crun" || (x == "berth" && y == "berth2")) continue
+        line = sprintf("  %s/%s", x, y)
+        for (o = 1; o <= 3; o++) { for (q = 1; q <= c[x, ops[o]]; q++) a[q] = v[x, ops[o], q] / v[y, ops[o], q]; line = line sprintf(" %s %.2f", ops[o], med(a, c[x, ops[o]])) }
+        for (q = 1; q <= cc[x]; q++) a[q] = cy[x, q] / cy[y, q]; print line sprintf(" cycle %.2f", med(a, cc[x])) }
+    }' $S | sed 's/^/VMTEST: /'
+  for r in $rts; do
+    case $r in berth*) ;; *) continue ;; esac
+    i=0; while [ $i -lt "$sd_n" ]; do sleep 0.08; sd_cycle $r $W/sdlog.$r || break; i=$((i + 1)); done
+    say "systemd driver: $r --debug, medians over $sd_n cycles (ms; TCG)"
+    for op in create start delete; do marks_medians $op $W/sdlog.$r.$op | sed 's/^/VMTEST: /'; done
+  done
+fi
 if [ $rc = 0 ]; then say "RESULT: PASS"; else say "RESULT: FAIL"; fi
 exit $rc

@@ -41,6 +41,12 @@ bundle() { # DIR NAME [extra mount JSON]
 
 u=$rt-t1.scope
 bundle /run/b1 t1 || fail "bundle"
+# a node of the guest's root disk in the container (linux.devices), which the device rules
+# (runc spec's deny-all and the default list) do not allow: only the cgroup's filter stands
+# between the container's root and the disk (mode 0666, and opening a block device for
+# reading needs no capability)
+set -- $(stat -Lc '%t %T' /dev/vda)
+sed -i "s|\"linux\": {|\"linux\": {\n\t\t\"devices\": [{ \"path\": \"/dev/disk0\", \"type\": \"b\", \"major\": $((0x$1)), \"minor\": $((0x$2)), \"fileMode\": 438, \"uid\": 0, \"gid\": 0 }],|" /run/b1/config.json
 t=$(up)
 # the container keeps the stdio it is given: never a pipe that $(...) waits on
 $RT --systemd-cgroup run -d --bundle /run/b1 t1 </dev/null >/tmp/out 2>&1
@@ -59,6 +65,17 @@ expect "$u CPUQuotaPerSecUSec" 500ms "$(prop $u CPUQuotaPerSecUSec)"
 expect "memory.max" 67108864 "$(cat $cg/$u/memory.max 2>&1)"
 expect "pids.max" 32 "$(cat $cg/$u/pids.max 2>&1)"
 expect "cpu.max" "50000 100000" "$(cat $cg/$u/cpu.max 2>&1)"
+
+# The device filter holds, also after `systemctl daemon-reload` (the runtime's program
+# replaced the one systemd attached for DevicePolicy=strict when create wrote the rules).
+expect "the guest's root reads its disk" 1 "$(head -c 1 /dev/vda | wc -c)"
+disk() { $RT exec t1 sh -c 'head -c 1 /dev/zero >/dev/null && echo zero-ok; head -c 1 /dev/disk0 >/dev/null' 2>&1; }
+expect "devices: /dev/zero read, the disk's node refused" \
+  "zero-ok head: /dev/disk0: Operation not permitted" "$(echo $(disk))"
+expect "$u DevicePolicy" strict "$(prop $u DevicePolicy)"
+systemctl daemon-reload
+expect "devices after daemon-reload: the disk's node refused" \
+  "zero-ok head: /dev/disk0: Operation not permitted" "$(echo $(disk))"
 
 $RT update --pids-limit 50 --memory 134217728 t1 2>&1 | show
 expect "update: $u TasksMax" 50 "$(prop $u TasksMax)"
