@@ -2,6 +2,8 @@
 // flags containerd and Docker pass). Handlers live in cmd_<name>.cc.
 #include "cli/commands.h"
 
+#include <iterator>
+
 namespace berth::cli {
 namespace {
 
@@ -132,71 +134,144 @@ const char* kCreateDescription =
     "holding a \"config.json\" specification and a root filesystem. The container's\n"
     "process is prepared and left waiting; \"berth start\" runs it.";
 
-std::vector<CommandSpec> build() {
-  std::vector<CommandSpec> c;
-  c.push_back({"checkpoint", "checkpoint a running container", "<container-id>",
-               "Saves the container's processes with CRIU into --image-path (default ./checkpoint).", criu_flags(false), ArgRule::kExactly, 1,
-               true, cmd_checkpoint, {}});
-  c.push_back({"create", "create a container", "<container-id>",
-               std::string(kCreateDescription), create_flags(false), ArgRule::kExactly, 1, true, cmd_create, {}});
-  c.push_back({"delete", "delete any resources held by the container often used with detached container",
-               "<container-id>", kIdOnly,
-               {flag({"force", "f"}, T::kBool, "Forcibly deletes the container if it is still running (uses SIGKILL)")},
-               ArgRule::kExactly, 1, true, cmd_delete, {}});
-  c.push_back({"events",
-               "display container events such as OOM notifications, cpu, memory, and IO usage statistics",
-               "<container-id>", "Prints the container's events as JSON lines; with --stats, one stats record.",
-               {flag({"interval"}, T::kDuration, "set the stats collection interval", "5s"),
-                flag({"stats"}, T::kBool, "display the container's stats then exit")},
-               ArgRule::kExactly, 1, true, cmd_events, {}});
-  c.push_back({"exec", "execute new process inside the container",
-               "<container-id> <command> [command options]  || -p process.json <container-id>",
-               "Runs <command> (or the process described by -p) inside a running container.", exec_flags(),
-               ArgRule::kMinimum, 1, false, cmd_exec, {}});
-  c.push_back({"features", "show the enabled features", "",
-               "Prints the OCI features document: what this berth supports, as JSON.", {}, ArgRule::kExactly, 0,
-               true, cmd_features, {}});
-  c.push_back({"kill", "kill sends the specified signal (default: SIGTERM) to the container's init process",
-               "<container-id> [signal]", "The signal is a name (KILL, SIGKILL) or a number.",
-               {flag({"all", "a"}, T::kBool, "send the specified signal to all processes inside the container")},
-               ArgRule::kMinimum, 1, true, cmd_kill, {}});
-  c.push_back({"list", "lists containers started by berth with the given root", "",
-               "Lists the containers under the state root given by --root.",
-               {flag({"format", "f"}, T::kString, "select one of: table or json", "\"table\""),
-                flag({"quiet", "q"}, T::kBool, "display only container IDs")},
-               ArgRule::kExactly, 0, true, cmd_list, {}});
-  c.push_back({"pause", "pause suspends all processes inside the container", "<container-id>",
-               "Freezes every process of the container.", {}, ArgRule::kExactly, 1, true, cmd_pause, {}});
-  c.push_back({"ps", "ps displays the processes running inside a container", "<container-id> [ps options]", "",
-               {flag({"format", "f"}, T::kString, "select one of: table or json", "\"table\"")}, ArgRule::kMinimum,
-               1, false, cmd_ps, {}});
-  c.push_back({"restore", "restore a container from a previous checkpoint", "<container-id>",
-               "Restores a checkpoint made by \"berth checkpoint\" as a new container of the bundle.", criu_flags(true), ArgRule::kExactly, 1,
-               true, cmd_restore, {}});
-  c.push_back({"resume", "resumes all processes that have been previously paused", "<container-id>",
-               "Thaws every process of a paused container.", {}, ArgRule::kExactly, 1, true, cmd_resume, {}});
-  c.push_back({"run", "create and run a container", "<container-id>", std::string(kCreateDescription) +
-               "\nrun creates and starts in one step, and by default waits for the container.",
-               create_flags(true), ArgRule::kExactly, 1, true, cmd_run, {}});
-  c.push_back({"spec", "create a new specification file", "",
-               "Writes a starter config.json into the bundle directory: it runs \"sh\" from\n"
-               "./rootfs. Edit process.args to run something else; --rootless writes a\n"
-               "configuration for a container started without root privileges.",
-               {flag({"bundle", "b"}, T::kString, "path to the root of the bundle directory"),
-                flag({"rootless"}, T::kBool, "generate a configuration for a rootless container")},
-               ArgRule::kAny, 0, true, cmd_spec, {}});
-  c.push_back({"start", "executes the user defined process in a created container", "<container-id>",
-               "Runs the process of a container made by \"berth create\".", {}, ArgRule::kExactly, 1, true,
-               cmd_start, {}});
-  c.push_back({"state", "output the state of a container", "<container-id>",
-               "Prints the OCI state of the container as JSON.", {}, ArgRule::kExactly, 1, true, cmd_state, {}});
-  c.push_back({"update", "update container resource constraints", "<container-id>",
-               "Changes the resources of a container: from a LinuxResources JSON document\n"
-               "(--resources FILE, or - for standard input) or from the flags; zero or\n"
-               "absent values leave a setting unchanged.",
-               update_flags(), ArgRule::kExactly, 1, true, cmd_update, {}});
-  return c;
+CommandSpec make_checkpoint() {
+  return {"checkpoint", "checkpoint a running container", "<container-id>",
+          "Saves the container's processes with CRIU into --image-path (default ./checkpoint).", criu_flags(false), ArgRule::kExactly, 1,
+          true, cmd_checkpoint};
 }
+
+CommandSpec make_create() {
+  return {"create", "create a container", "<container-id>",
+          std::string(kCreateDescription), create_flags(false), ArgRule::kExactly, 1, true, cmd_create};
+}
+
+CommandSpec make_delete() {
+  return {"delete", "delete any resources held by the container often used with detached container",
+          "<container-id>", kIdOnly,
+          {flag({"force", "f"}, T::kBool, "Forcibly deletes the container if it is still running (uses SIGKILL)")},
+          ArgRule::kExactly, 1, true, cmd_delete};
+}
+
+CommandSpec make_events() {
+  return {"events",
+          "display container events such as OOM notifications, cpu, memory, and IO usage statistics",
+          "<container-id>", "Prints the container's events as JSON lines; with --stats, one stats record.",
+          {flag({"interval"}, T::kDuration, "set the stats collection interval", "5s"),
+           flag({"stats"}, T::kBool, "display the container's stats then exit")},
+          ArgRule::kExactly, 1, true, cmd_events};
+}
+
+CommandSpec make_exec() {
+  return {"exec", "execute new process inside the container",
+          "<container-id> <command> [command options]  || -p process.json <container-id>",
+          "Runs <command> (or the process described by -p) inside a running container.", exec_flags(),
+          ArgRule::kMinimum, 1, false, cmd_exec};
+}
+
+CommandSpec make_features() {
+  return {"features", "show the enabled features", "",
+          "Prints the OCI features document: what this berth supports, as JSON.", {}, ArgRule::kExactly, 0,
+          true, cmd_features};
+}
+
+CommandSpec make_kill() {
+  return {"kill", "kill sends the specified signal (default: SIGTERM) to the container's init process",
+          "<container-id> [signal]", "The signal is a name (KILL, SIGKILL) or a number.",
+          {flag({"all", "a"}, T::kBool, "send the specified signal to all processes inside the container")},
+          ArgRule::kMinimum, 1, true, cmd_kill};
+}
+
+CommandSpec make_list() {
+  return {"list", "lists containers started by berth with the given root", "",
+          "Lists the containers under the state root given by --root.",
+          {flag({"format", "f"}, T::kString, "select one of: table or json", "\"table\""),
+           flag({"quiet", "q"}, T::kBool, "display only container IDs")},
+          ArgRule::kExactly, 0, true, cmd_list};
+}
+
+CommandSpec make_pause() {
+  return {"pause", "pause suspends all processes inside the container", "<container-id>",
+          "Freezes every process of the container.", {}, ArgRule::kExactly, 1, true, cmd_pause};
+}
+
+CommandSpec make_ps() {
+  return {"ps", "ps displays the processes running inside a container", "<container-id> [ps options]", "",
+          {flag({"format", "f"}, T::kString, "select one of: table or json", "\"table\"")}, ArgRule::kMinimum,
+          1, false, cmd_ps};
+}
+
+CommandSpec make_restore() {
+  return {"restore", "restore a container from a previous checkpoint", "<container-id>",
+          "Restores a checkpoint made by \"berth checkpoint\" as a new container of the bundle.", criu_flags(true), ArgRule::kExactly, 1,
+          true, cmd_restore};
+}
+
+CommandSpec make_resume() {
+  return {"resume", "resumes all processes that have been previously paused", "<container-id>",
+          "Thaws every process of a paused container.", {}, ArgRule::kExactly, 1, true, cmd_resume};
+}
+
+CommandSpec make_run() {
+  return {"run", "create and run a container", "<container-id>", std::string(kCreateDescription) +
+          "\nrun creates and starts in one step, and by default waits for the container.",
+          create_flags(true), ArgRule::kExactly, 1, true, cmd_run};
+}
+
+CommandSpec make_spec() {
+  return {"spec", "create a new specification file", "",
+          "Writes a starter config.json into the bundle directory: it runs \"sh\" from\n"
+          "./rootfs. Edit process.args to run something else; --rootless writes a\n"
+          "configuration for a container started without root privileges.",
+          {flag({"bundle", "b"}, T::kString, "path to the root of the bundle directory"),
+           flag({"rootless"}, T::kBool, "generate a configuration for a rootless container")},
+          ArgRule::kAny, 0, true, cmd_spec};
+}
+
+CommandSpec make_start() {
+  return {"start", "executes the user defined process in a created container", "<container-id>",
+          "Runs the process of a container made by \"berth create\".", {}, ArgRule::kExactly, 1, true,
+          cmd_start};
+}
+
+CommandSpec make_state() {
+  return {"state", "output the state of a container", "<container-id>",
+          "Prints the OCI state of the container as JSON.", {}, ArgRule::kExactly, 1, true, cmd_state};
+}
+
+CommandSpec make_update() {
+  return {"update", "update container resource constraints", "<container-id>",
+          "Changes the resources of a container: from a LinuxResources JSON document\n"
+          "(--resources FILE, or - for standard input) or from the flags; zero or\n"
+          "absent values leave a setting unchanged.",
+          update_flags(), ArgRule::kExactly, 1, true, cmd_update};
+}
+
+// Every command's builder, in the order `help` lists them. Only the one a call names is
+// built (find_command): building them all cost each call some 400 allocations of flags and
+// help texts, and their code (docs/performance.md, "Where the time goes").
+struct Entry {
+  const char* name;
+  CommandSpec (*make)();
+};
+constexpr Entry kCommands[] = {
+    {"checkpoint", make_checkpoint},
+    {"create", make_create},
+    {"delete", make_delete},
+    {"events", make_events},
+    {"exec", make_exec},
+    {"features", make_features},
+    {"kill", make_kill},
+    {"list", make_list},
+    {"pause", make_pause},
+    {"ps", make_ps},
+    {"restore", make_restore},
+    {"resume", make_resume},
+    {"run", make_run},
+    {"spec", make_spec},
+    {"start", make_start},
+    {"state", make_state},
+    {"update", make_update},
+};
 
 }  // namespace
 
@@ -204,15 +279,20 @@ std::vector<CommandSpec> build() {
 // and after create's, run's or exec's clone each such write is a copy-on-write fault (the
 // init shares those pages until its execve): faults for nothing (docs/performance.md).
 const std::vector<CommandSpec>& commands() {
-  static const auto* k = new std::vector<CommandSpec>(build());
+  static const auto* k = [] {
+    auto* all = new std::vector<CommandSpec>;
+    for (const Entry& e : kCommands) all->push_back(*find_command(e.name));
+    return all;
+  }();
   return *k;
 }
 
 const CommandSpec* find_command(const std::string& name) {
-  for (const auto& c : commands()) {
-    if (c.name == name) return &c;
-    for (const auto& a : c.aliases)
-      if (a == name) return &c;
+  static const CommandSpec* built[std::size(kCommands)] = {};
+  for (size_t i = 0; i < std::size(kCommands); ++i) {
+    if (name != kCommands[i].name) continue;
+    if (!built[i]) built[i] = new CommandSpec(kCommands[i].make());
+    return built[i];
   }
   return nullptr;
 }

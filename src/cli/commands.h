@@ -45,7 +45,6 @@ struct CommandSpec {
   int arg_count = 0;
   bool reorder = true;  // urfave's flag reordering; off for exec and ps
   Handler handler = nullptr;
-  std::vector<std::string> aliases;
 };
 
 const std::vector<CommandSpec>& commands();

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <set>
+#include <string>
 
 #include "cli/commands.h"
 
@@ -206,6 +208,22 @@ TEST(Flags, GlobalFlags) {
   EXPECT_TRUE(r->get_bool("systemd-cgroup"));
   EXPECT_EQ(r->get_string("rootless"), "true");
   EXPECT_EQ(r->args, (std::vector<std::string>{"state", "x"}));
+}
+
+// Each command is built from the table only when a call names it: the table's name and the
+// built command's must agree, or find_command would answer with another command.
+TEST(Flags, EveryCommandFoundByItsOwnName) {
+  std::set<std::string> seen;
+  for (const auto& c : commands()) {
+    EXPECT_TRUE(seen.insert(c.name).second) << c.name;
+    const CommandSpec* found = find_command(c.name);
+    ASSERT_NE(found, nullptr) << c.name;
+    EXPECT_EQ(found->name, c.name);
+    EXPECT_EQ(found, find_command(c.name)) << c.name << " built twice";
+  }
+  EXPECT_EQ(seen.size(), 17u);
+  EXPECT_EQ(find_command("runn"), nullptr);
+  EXPECT_EQ(find_command(""), nullptr);
 }
 
 TEST(Flags, HelpListsEveryFlag) {
