@@ -184,11 +184,7 @@ int last_init_main(linux::Sys& sys, InitConfig& cfg, linux::rootfs::Applier* fs)
 int fork_init_last(linux::Sys& sys, InitConfig& cfg) {
   std::optional<linux::rootfs::Applier> fs;
   auto st = set_up_container(sys, cfg, fs);
-  if (!st) {
-    (void)send_error(cfg.sync_fd, st.error());
-    return 1;
-  }
-  st = placed(sys, cfg);
+  if (st) st = placed(sys, cfg);
   if (!st) {
     (void)send_error(cfg.sync_fd, st.error());
     return 1;
