@@ -17,7 +17,7 @@
 # The guest is emulated (TCG): ratios and counts, never its milliseconds. Lines start with
 # "VMTEST:" (traces with "VMTRACE: NAME:"); the last is "VMTEST: RESULT: PASS|FAIL".
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
-. /usr/local/lib/vm-systemd-lib.sh   # say, marks_medians (guest-lib.sh)
+. /usr/local/lib/vm-systemd-lib.sh   # say, awk_med, marks_medians (guest-lib.sh)
 n=$(sed -n 's/.*vmsd\.probe=\([0-9]*\).*/\1/p' /proc/cmdline); n=${n:-9}
 sd_n=$(sed -n 's/.*vmsd\.probe_sd=\([0-9]*\).*/\1/p' /proc/cmdline); sd_n=${sd_n:-$n}
 B=/usr/local/share/berth/bench
@@ -52,10 +52,8 @@ for r in $rts; do say "$r sleep cgroup: $(ls /sys/fs/cgroup/berth-bench/$r-sleep
 # fork + exec of busybox true; with mount, uts, ipc and pid namespaces, pivot_root and
 # procfs; with a network namespace too. Whatever a runtime adds to a `run` comes on top.
 $B/floor -r /opt/bb -n "$n" -w 2 exec ns net > $W/floor.txt 2>&1 || say "floor failed: $(tail -n 1 $W/floor.txt)"
-say "floor, medians of $n (ms; TCG): $(awk '$1 == "floor" { v[$2, ++c[$2]] = $4; if (!($2 in s)) { s[$2] = 1; o[++k] = $2 } }
-  END { for (i = 1; i <= k; i++) { l = o[i]; n = c[l]; for (a = 1; a <= n; a++) x[a] = v[l, a]
-    for (a = 2; a <= n; a++) { y = x[a]; for (b = a - 1; b >= 1 && x[b] > y; b--) x[b + 1] = x[b]; x[b + 1] = y }
-    printf "%s %.1f  ", l, (n % 2) ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2 } }' $W/floor.txt)"
+say "floor, medians of $n (ms; TCG): $(awk "$awk_med"'$1 == "floor" { v[$2, ++c[$2]] = $4; if (!($2 in s)) { s[$2] = 1; o[++k] = $2 } }
+  END { for (i = 1; i <= k; i++) { l = o[i]; for (q = 1; q <= c[l]; q++) x[q] = v[l, q]; printf "%s %.1f  ", l, med(x, c[l]) } }' $W/floor.txt)"
 # ROUNDS TITLE: the interleaved samples and their medians
 rusage_rounds() {
 R=$W/rusage.txt; : > $R
@@ -72,12 +70,9 @@ while [ $i -lt $(($1 + 2)) ]; do
 done
 pairs="berth/crun"; [ "$rts" = "berth crun" ] || pairs="berth/crun berth2/crun berth2/berth"
 say "rusage, $2: medians of $1 interleaved samples (ms and counts; TCG) and berth/crun (median of per-pair ratios)"
-awk '
+awk "$awk_med"'
   { k = $1 " " $2; if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
     for (f = 3; f < NF; f += 2) { m = $f; if (!(m in mseen)) { mseen[m] = 1; ms[++nm] = m }; v[k, m, ++c[k, m]] = $(f + 1) } }
-  function med(a, cnt,   i, j, x) {
-    for (i = 2; i <= cnt; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-    return (cnt % 2) ? a[(cnt + 1) / 2] : (a[cnt / 2] + a[cnt / 2 + 1]) / 2 }
   END {
     for (i = 1; i <= nk; i++) { line = sprintf("  %-14s", order[i])
       for (j = 1; j <= nm; j++) { cnt = c[order[i], ms[j]]; for (q = 1; q <= cnt; q++) a[q] = v[order[i], ms[j], q]
@@ -147,12 +142,9 @@ if [ "$sd_n" -gt 0 ]; then
     i=$((i + 1))
   done
   say "systemd driver: medians of $sd_n interleaved cycles (wall ms of each call and of the cycle; TCG) and per-pair ratios"
-  awk '
+  awk "$awk_med"'
     { k = $1; if (!(k in seen)) { seen[k] = 1; rs[++nr] = k }
       v[k, $2, ++c[k, $2]] = $3 / 1000; if ($2 == "delete") { cy[k, c[k, $2]] = v[k, "create", c[k, $2]] + v[k, "start", c[k, $2]] + $3 / 1000; cc[k] = c[k, $2] } }
-    function med(a, cnt,   i, j, x) {
-      for (i = 2; i <= cnt; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-      return (cnt % 2) ? a[(cnt + 1) / 2] : (a[cnt / 2] + a[cnt / 2 + 1]) / 2 }
     END {
       split("create start delete", ops, " ")
       for (i = 1; i <= nr; i++) { r = rs[i]; line = sprintf("  %-7s", r)
